@@ -1,0 +1,3 @@
+module github.com/reinhq/rein
+
+go 1.26

@@ -1,0 +1,406 @@
+package record
+
+import "encoding/json"
+
+// Class separates what acts on the fold (protocol) from durable evidence that never reaches the
+// model (event).
+type Class string
+
+// The two classes of record.
+const (
+	Protocol Class = "protocol"
+	Event    Class = "event"
+)
+
+// Kind names a record's payload. Kinds are append-only: a kind once written is never renamed,
+// removed or given a different meaning.
+type Kind string
+
+// Protocol kinds (DESIGN §3.5).
+const (
+	KindSystem           Kind = "system"
+	KindUserPrompt       Kind = "user_prompt"
+	KindSteering         Kind = "steering"
+	KindImport           Kind = "import"
+	KindAssistantMessage Kind = "assistant_message"
+	KindToolResults      Kind = "tool_results"
+	KindEvicted          Kind = "evicted"
+	KindRewound          Kind = "rewound"
+	KindCleared          Kind = "cleared"
+	KindInherited        Kind = "inherited"
+)
+
+// Event kinds (DESIGN §3.6 and the host's submission lifecycle, §12.2).
+const (
+	KindSessionStarted Kind = "session_started"
+	KindSessionResumed Kind = "session_resumed"
+	KindTurnStarted    Kind = "turn_started"
+	KindUsage          Kind = "usage"
+	KindProviderError  Kind = "provider_error"
+	KindRetryScheduled Kind = "retry_scheduled"
+	KindToolStarted    Kind = "tool_started"
+	KindToolFinished   Kind = "tool_finished"
+	KindCancelled      Kind = "cancelled"
+	KindQuiesced       Kind = "quiesced"
+	KindRepaired       Kind = "repaired"
+	KindNudge          Kind = "nudge"
+	KindHold           Kind = "hold"
+	KindReleased       Kind = "released"
+	KindModelChanged   Kind = "model_changed"
+	KindPressure       Kind = "pressure"
+	KindFailure        Kind = "failure"
+	KindSubmission     Kind = "submission"
+	KindStop           Kind = "stop"
+	KindRenamed        Kind = "renamed"
+	KindClosed         Kind = "closed"
+)
+
+// Payload is the body of a record. Each payload type answers its own kind.
+type Payload interface {
+	Kind() Kind
+}
+
+// kinds maps every known kind to its class and a constructor of an empty payload. Decoding refuses
+// any kind not listed here.
+var kinds = map[Kind]struct {
+	class Class
+	new   func() Payload
+}{
+	KindSystem:           {Protocol, func() Payload { return new(System) }},
+	KindUserPrompt:       {Protocol, func() Payload { return new(UserPrompt) }},
+	KindSteering:         {Protocol, func() Payload { return new(Steering) }},
+	KindImport:           {Protocol, func() Payload { return new(Import) }},
+	KindAssistantMessage: {Protocol, func() Payload { return new(AssistantMessage) }},
+	KindToolResults:      {Protocol, func() Payload { return new(ToolResults) }},
+	KindEvicted:          {Protocol, func() Payload { return new(Evicted) }},
+	KindRewound:          {Protocol, func() Payload { return new(Rewound) }},
+	KindCleared:          {Protocol, func() Payload { return new(Cleared) }},
+	KindInherited:        {Protocol, func() Payload { return new(Inherited) }},
+
+	KindSessionStarted: {Event, func() Payload { return new(SessionStarted) }},
+	KindSessionResumed: {Event, func() Payload { return new(SessionResumed) }},
+	KindTurnStarted:    {Event, func() Payload { return new(TurnStarted) }},
+	KindUsage:          {Event, func() Payload { return new(UsageReported) }},
+	KindProviderError:  {Event, func() Payload { return new(ProviderError) }},
+	KindRetryScheduled: {Event, func() Payload { return new(RetryScheduled) }},
+	KindToolStarted:    {Event, func() Payload { return new(ToolStarted) }},
+	KindToolFinished:   {Event, func() Payload { return new(ToolFinished) }},
+	KindCancelled:      {Event, func() Payload { return new(Cancelled) }},
+	KindQuiesced:       {Event, func() Payload { return new(Quiesced) }},
+	KindRepaired:       {Event, func() Payload { return new(Repaired) }},
+	KindNudge:          {Event, func() Payload { return new(Nudge) }},
+	KindHold:           {Event, func() Payload { return new(Hold) }},
+	KindReleased:       {Event, func() Payload { return new(Released) }},
+	KindModelChanged:   {Event, func() Payload { return new(ModelChanged) }},
+	KindPressure:       {Event, func() Payload { return new(Pressure) }},
+	KindFailure:        {Event, func() Payload { return new(Failure) }},
+	KindSubmission:     {Event, func() Payload { return new(Submission) }},
+	KindStop:           {Event, func() Payload { return new(Stop) }},
+	KindRenamed:        {Event, func() Payload { return new(Renamed) }},
+	KindClosed:         {Event, func() Payload { return new(Closed) }},
+}
+
+// ClassOf returns the class of a known kind, and false for an unknown one.
+func ClassOf(k Kind) (Class, bool) {
+	e, ok := kinds[k]
+	return e.class, ok
+}
+
+// Kinds returns every known kind, protocol kinds first, in declaration order of the tables above.
+func Kinds() []Kind {
+	return []Kind{
+		KindSystem, KindUserPrompt, KindSteering, KindImport, KindAssistantMessage, KindToolResults,
+		KindEvicted, KindRewound, KindCleared, KindInherited,
+		KindSessionStarted, KindSessionResumed, KindTurnStarted, KindUsage, KindProviderError,
+		KindRetryScheduled, KindToolStarted, KindToolFinished, KindCancelled, KindQuiesced,
+		KindRepaired, KindNudge, KindHold, KindReleased, KindModelChanged, KindPressure, KindFailure,
+		KindSubmission, KindStop, KindRenamed, KindClosed,
+	}
+}
+
+// ---- protocol payloads --------------------------------------------------------------------------
+
+// System sets the prompt every later request goes out under. It is sequencing-neutral and never a
+// transcript message.
+type System struct {
+	Text string `json:"text"`
+}
+
+// UserPrompt opens a user turn.
+type UserPrompt struct {
+	Turn        int64        `json:"turn"`
+	Text        string       `json:"text"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+	// Submission is the host's submission id this prompt delivers, when it came through the host.
+	Submission string `json:"submission,omitempty"`
+}
+
+// Steering extends the newest turn with a user-voice line: a message typed while the agent worked,
+// delivered at a turn boundary, or a harness nudge or pressure reminder (Source says which).
+type Steering struct {
+	Text       string `json:"text"`
+	Source     string `json:"source,omitempty"` // "user" (default), "nudge", "pressure", "child"
+	Submission string `json:"submission,omitempty"`
+}
+
+// Import is a harness-authored or imported turn under a fresh id: a resume note, a message brought
+// from another product's session.
+type Import struct {
+	Turn    int64   `json:"turn"`
+	Message Message `json:"message"`
+	Source  string  `json:"source"`
+}
+
+// AssistantMessage opens an assistant turn with one admitted message; its tool calls are what the
+// log owes next.
+type AssistantMessage struct {
+	Turn       int64  `json:"turn"`
+	Parts      []Part `json:"parts"`
+	StopReason string `json:"stop_reason"`
+	Model      string `json:"model,omitempty"`
+	Usage      Usage  `json:"usage"`
+}
+
+// ToolResult answers one owed tool call.
+type ToolResult struct {
+	CallID  string  `json:"call_id"`
+	Content string  `json:"content"`
+	IsError bool    `json:"is_error,omitempty"`
+	Outcome Outcome `json:"outcome"`
+}
+
+// ToolResults answers every owed call at once, exactly.
+type ToolResults struct {
+	Results []ToolResult `json:"results"`
+}
+
+// Authority says who made an eviction.
+type Authority string
+
+// The authorities of an eviction.
+const (
+	ByModel   Authority = "model"
+	ByHarness Authority = "harness"
+	ByUser    Authority = "user"
+)
+
+// Evicted leaves a residue over the frontier run [From, To].
+type Evicted struct {
+	From int64     `json:"from"`
+	To   int64     `json:"to"`
+	Note string    `json:"note"`
+	By   Authority `json:"by"`
+}
+
+// Rewound withdraws every turn from Anchor on.
+type Rewound struct {
+	Anchor int64 `json:"anchor"`
+}
+
+// Cleared withdraws every turn.
+type Cleared struct{}
+
+// InheritedRow is one row of a parent's table as a child inherits it.
+type InheritedRow struct {
+	Turn      int64   `json:"turn"`
+	Role      Role    `json:"role"`
+	Label     string  `json:"label"`
+	Bytes     int64   `json:"bytes"`
+	Withdrawn bool    `json:"withdrawn,omitempty"`
+	Pointer   Pointer `json:"pointer"`
+	// Messages is the turn's admissible prefix (the longest run owing no tool result), inline, for
+	// a row resident in the parent's context; empty for withdrawn and evicted rows.
+	Messages []Message `json:"messages,omitempty"`
+}
+
+// Span is a residue as a parent hands it to a child.
+type Span struct {
+	From int64     `json:"from"`
+	To   int64     `json:"to"`
+	Note string    `json:"note"`
+	By   Authority `json:"by"`
+}
+
+// Inherited links a child's context to its parent's. It is admissible only as the first protocol
+// record of a session.
+type Inherited struct {
+	Parent   string         `json:"parent"`
+	At       int64          `json:"at"`   // the newest parent turn inherited
+	High     int64          `json:"high"` // the highest turn id of the parent's lineage
+	Rows     []InheritedRow `json:"rows"`
+	Residues []Span         `json:"residues,omitempty"`
+}
+
+func (*System) Kind() Kind           { return KindSystem }
+func (*UserPrompt) Kind() Kind       { return KindUserPrompt }
+func (*Steering) Kind() Kind         { return KindSteering }
+func (*Import) Kind() Kind           { return KindImport }
+func (*AssistantMessage) Kind() Kind { return KindAssistantMessage }
+func (*ToolResults) Kind() Kind      { return KindToolResults }
+func (*Evicted) Kind() Kind          { return KindEvicted }
+func (*Rewound) Kind() Kind          { return KindRewound }
+func (*Cleared) Kind() Kind          { return KindCleared }
+func (*Inherited) Kind() Kind        { return KindInherited }
+
+// ---- events -------------------------------------------------------------------------------------
+
+// SessionStarted opens a session's record.
+type SessionStarted struct {
+	Session       string `json:"session"`
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	ContextWindow int64  `json:"context_window"`
+	Cwd           string `json:"cwd"`
+	Version       string `json:"version"`
+	Parent        string `json:"parent,omitempty"`
+}
+
+// SessionResumed marks a process taking a session up again.
+type SessionResumed struct {
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	ContextWindow int64  `json:"context_window"`
+	Cwd           string `json:"cwd"`
+	Version       string `json:"version"`
+}
+
+// TurnStarted marks a request going out (Attempt counts from 1 within one turn).
+type TurnStarted struct {
+	Attempt int `json:"attempt"`
+}
+
+// UsageReported carries a request's usage when it is not already inside an assistant message.
+type UsageReported struct {
+	Usage Usage `json:"usage"`
+}
+
+// ProviderError is a classified provider failure.
+type ProviderError struct {
+	Class   string `json:"class"`
+	Status  int    `json:"status,omitempty"`
+	Type    string `json:"type,omitempty"`
+	Message string `json:"message"`
+	Attempt int    `json:"attempt,omitempty"`
+}
+
+// RetryScheduled is one retry wait.
+type RetryScheduled struct {
+	Attempt int    `json:"attempt"`
+	DelayMs int64  `json:"delay_ms"`
+	Class   string `json:"class"`
+}
+
+// ToolStarted is written, and synced, before a tool call runs: it is what lets quiesce tell an
+// interrupted call from one never executed.
+type ToolStarted struct {
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+}
+
+// ToolFinished records how a tool call ended.
+type ToolFinished struct {
+	CallID     string  `json:"call_id"`
+	DurationMs int64   `json:"duration_ms"`
+	ExitCode   *int    `json:"exit_code,omitempty"`
+	Outcome    Outcome `json:"outcome"`
+}
+
+// Cancelled records a Stop reaching the exchange.
+type Cancelled struct {
+	Reason string `json:"reason"`
+}
+
+// Quiesced records that the log was settled: what was owed was answered, for Reason.
+type Quiesced struct {
+	Reason   string   `json:"reason"` // replied, cancelled, aborted, limit, crashed
+	Answered []string `json:"answered,omitempty"`
+}
+
+// Repaired records what admission changed in a provider's reply, with the original.
+type Repaired struct {
+	Turn     int64           `json:"turn"`
+	What     string          `json:"what"`
+	Original json.RawMessage `json:"original,omitempty"`
+}
+
+// Nudge records a harness nudge after an empty or truncated reply.
+type Nudge struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+}
+
+// Hold parks the agent with its tool window open.
+type Hold struct{}
+
+// Released ends a hold.
+type Released struct{}
+
+// ModelChanged records a switch of provider or model.
+type ModelChanged struct {
+	Provider      string `json:"provider"`
+	Model         string `json:"model"`
+	ContextWindow int64  `json:"context_window,omitempty"`
+}
+
+// Pressure records a context-pressure decision (a soft-line reminder or a hard-line eviction).
+type Pressure struct {
+	Line   string `json:"line"` // soft or hard
+	Used   int64  `json:"used"`
+	Window int64  `json:"window"`
+}
+
+// Failure records why an exchange or session ended in error, in words for a person.
+type Failure struct {
+	Message string `json:"message"`
+}
+
+// Submission records one step of a host submission's lifecycle (DESIGN §12.2).
+type Submission struct {
+	ID          string       `json:"id"`
+	Op          string       `json:"op,omitempty"`
+	State       string       `json:"state"` // accepted, delivered, answered, cancelled, withdrawn, rejected
+	Text        string       `json:"text,omitempty"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+	Queue       bool         `json:"queue,omitempty"`
+	Reason      string       `json:"reason,omitempty"`
+	Detail      string       `json:"detail,omitempty"`
+}
+
+// Stop records a Stop press accepted by the host, with its operation id.
+type Stop struct {
+	Op   string `json:"op"`
+	Turn int64  `json:"turn,omitempty"`
+}
+
+// Renamed records a conversation's new title.
+type Renamed struct {
+	Title string `json:"title"`
+	Op    string `json:"op,omitempty"`
+}
+
+// Closed records that a conversation was closed.
+type Closed struct {
+	Op string `json:"op,omitempty"`
+}
+
+func (*SessionStarted) Kind() Kind { return KindSessionStarted }
+func (*SessionResumed) Kind() Kind { return KindSessionResumed }
+func (*TurnStarted) Kind() Kind    { return KindTurnStarted }
+func (*UsageReported) Kind() Kind  { return KindUsage }
+func (*ProviderError) Kind() Kind  { return KindProviderError }
+func (*RetryScheduled) Kind() Kind { return KindRetryScheduled }
+func (*ToolStarted) Kind() Kind    { return KindToolStarted }
+func (*ToolFinished) Kind() Kind   { return KindToolFinished }
+func (*Cancelled) Kind() Kind      { return KindCancelled }
+func (*Quiesced) Kind() Kind       { return KindQuiesced }
+func (*Repaired) Kind() Kind       { return KindRepaired }
+func (*Nudge) Kind() Kind          { return KindNudge }
+func (*Hold) Kind() Kind           { return KindHold }
+func (*Released) Kind() Kind       { return KindReleased }
+func (*ModelChanged) Kind() Kind   { return KindModelChanged }
+func (*Pressure) Kind() Kind       { return KindPressure }
+func (*Failure) Kind() Kind        { return KindFailure }
+func (*Submission) Kind() Kind     { return KindSubmission }
+func (*Stop) Kind() Kind           { return KindStop }
+func (*Renamed) Kind() Kind        { return KindRenamed }
+func (*Closed) Kind() Kind         { return KindClosed }

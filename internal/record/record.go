@@ -1,0 +1,202 @@
+// Package record owns rein's vocabulary: the envelope of a record, every protocol kind and event
+// kind with its payload, the neutral message types the context is made of, and the one encoding of
+// a record as a line of a session's record.jsonl.
+//
+// # The line format (version 1)
+//
+// A record is one JSON object on one line, UTF-8, ended by "\n":
+//
+//	{"v":1,"seq":7,"t":1764400000000,"class":"protocol","kind":"user_prompt","payload":{...},"crc":"1b2c3d4e"}
+//
+// The fields appear in exactly this order. v is the format version; seq is the 1-based sequence
+// number, equal to the line's number in the file; t is the time in unix milliseconds; class is
+// "protocol" or "event" and must agree with the kind; payload is the kind's body. crc is the
+// CRC-32C (Castagnoli) of every byte of the line before `,"crc":"`, as eight lowercase hex digits;
+// the line ends `"}` right after it. A flipped byte anywhere in a complete line therefore fails
+// either the checksum or the framing. The checksum doubles as the line's digest in a Locus, so a
+// pointer's read-back can tell a line it measured from any other.
+//
+// Decoding is strict: an unknown field anywhere, an unknown kind, a class that disagrees with its
+// kind, a version other than 1 or a sequence number other than the expected one is refused with
+// the record number and the reason, never skipped. Kinds are append-only and new fields are
+// optional; golden files under testdata/ freeze the bytes of every kind.
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strconv"
+)
+
+// Version is the line format this package writes and reads.
+const Version = 1
+
+// Record is one decoded line: its place, its time and its payload.
+type Record struct {
+	Seq  int64
+	Time int64 // unix milliseconds
+	Body Payload
+}
+
+// Kind returns the kind of the record's payload.
+func (r Record) Kind() Kind { return r.Body.Kind() }
+
+// Class returns the class of the record's kind.
+func (r Record) Class() Class {
+	c, _ := ClassOf(r.Body.Kind())
+	return c
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+const (
+	crcOpen   = `,"crc":"`
+	trailerSz = len(crcOpen) + 8 + 2 // ,"crc":" + 8 hex + "}
+)
+
+// Encode renders a record as one line, "\n" included. It fails only for an unknown kind or a
+// payload that cannot be marshalled.
+func Encode(r Record) ([]byte, error) {
+	k := r.Body.Kind()
+	class, ok := ClassOf(k)
+	if !ok {
+		return nil, fmt.Errorf("encode record %d: unknown kind %q", r.Seq, k)
+	}
+	var b bytes.Buffer
+	b.Grow(128)
+	b.WriteString(`{"v":1,"seq":`)
+	b.WriteString(strconv.FormatInt(r.Seq, 10))
+	b.WriteString(`,"t":`)
+	b.WriteString(strconv.FormatInt(r.Time, 10))
+	b.WriteString(`,"class":"`)
+	b.WriteString(string(class))
+	b.WriteString(`","kind":"`)
+	b.WriteString(string(k))
+	b.WriteString(`","payload":`)
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r.Body); err != nil {
+		return nil, fmt.Errorf("encode record %d (%s): %w", r.Seq, k, err)
+	}
+	b.Truncate(b.Len() - 1) // the encoder's newline
+	sum := crc32.Checksum(b.Bytes(), castagnoli)
+	b.WriteString(crcOpen)
+	var hex [8]byte
+	putHex(hex[:], sum)
+	b.Write(hex[:])
+	b.WriteString("\"}\n")
+	return b.Bytes(), nil
+}
+
+func putHex(dst []byte, v uint32) {
+	const digits = "0123456789abcdef"
+	for i := 7; i >= 0; i-- {
+		dst[i] = digits[v&0xf]
+		v >>= 4
+	}
+}
+
+// DecodeError is a refusal to decode one line. Seq is the line's number in the file.
+type DecodeError struct {
+	Seq    int64
+	Reason string
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("record %d is damaged: %s", e.Seq, e.Reason)
+}
+
+// ErrChecksum is wrapped by refusals where a line's bytes do not match its checksum.
+var ErrChecksum = errors.New("checksum mismatch")
+
+// Checksum verifies a line's framing and checksum (line without its "\n") and returns the
+// checksum, which is also the line's digest in a Locus. It does not parse the JSON.
+func Checksum(line []byte) (uint32, error) {
+	n := len(line)
+	if n < trailerSz+2 || line[0] != '{' {
+		return 0, errors.New("it is not a rein record line (no checksum trailer)")
+	}
+	t := line[n-trailerSz:]
+	if string(t[:len(crcOpen)]) != crcOpen || string(t[trailerSz-2:]) != "\"}" {
+		return 0, errors.New("it is not a rein record line (no checksum trailer)")
+	}
+	var want uint32
+	for _, c := range t[len(crcOpen) : len(crcOpen)+8] {
+		var d byte
+		switch {
+		case c >= '0' && c <= '9':
+			d = c - '0'
+		case c >= 'a' && c <= 'f':
+			d = c - 'a' + 10
+		default:
+			return 0, errors.New("its checksum field is not eight lowercase hex digits")
+		}
+		want = want<<4 | uint32(d)
+	}
+	if got := crc32.Checksum(line[:n-trailerSz], castagnoli); got != want {
+		return 0, fmt.Errorf("its bytes do not match its checksum (a flipped byte, or an edit by hand): %w", ErrChecksum)
+	}
+	return want, nil
+}
+
+type envelope struct {
+	V       int             `json:"v"`
+	Seq     int64           `json:"seq"`
+	T       int64           `json:"t"`
+	Class   Class           `json:"class"`
+	Kind    Kind            `json:"kind"`
+	Payload json.RawMessage `json:"payload"`
+	CRC     string          `json:"crc"`
+}
+
+// Decode verifies and strictly decodes one line (with or without its "\n") that must carry
+// sequence number seq.
+func Decode(line []byte, seq int64) (Record, error) {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	if _, err := Checksum(line); err != nil {
+		return Record{}, &DecodeError{seq, err.Error()}
+	}
+	var env envelope
+	if err := strict(line, &env); err != nil {
+		return Record{}, &DecodeError{seq, "its envelope does not decode: " + err.Error()}
+	}
+	if env.V != Version {
+		return Record{}, &DecodeError{seq, fmt.Sprintf("it is format version %d; this rein reads version %d", env.V, Version)}
+	}
+	if env.Seq != seq {
+		return Record{}, &DecodeError{seq, fmt.Sprintf("it carries sequence number %d where %d belongs (a line was removed, repeated or moved)", env.Seq, seq)}
+	}
+	e, ok := kinds[env.Kind]
+	if !ok {
+		return Record{}, &DecodeError{seq, fmt.Sprintf("its kind %q is not one rein knows", env.Kind)}
+	}
+	if e.class != env.Class {
+		return Record{}, &DecodeError{seq, fmt.Sprintf("its class %q disagrees with its kind %q (which is %s)", env.Class, env.Kind, e.class)}
+	}
+	if len(env.Payload) == 0 || env.Payload[0] != '{' {
+		return Record{}, &DecodeError{seq, fmt.Sprintf("its %s payload is not a JSON object", env.Kind)}
+	}
+	body := e.new()
+	if err := strict(env.Payload, body); err != nil {
+		return Record{}, &DecodeError{seq, fmt.Sprintf("its %s payload does not decode: %v", env.Kind, err)}
+	}
+	return Record{Seq: env.Seq, Time: env.T, Body: body}, nil
+}
+
+// strict decodes exactly one JSON value into v, refusing unknown fields and trailing data.
+func strict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(data[dec.InputOffset():])) != 0 {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+func crc32Sum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }

@@ -1,0 +1,176 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func intp(i int) *int { return &i }
+
+// samples holds one filled-in payload of every kind; the golden files freeze their encoding.
+func samples() map[Kind]Payload {
+	msg := Message{Role: User, Parts: []Part{{Type: PartText, Text: "resume: the last exchange was cut short"}}}
+	return map[Kind]Payload{
+		KindSystem:     &System{Text: "You are rein's agent."},
+		KindUserPrompt: &UserPrompt{Turn: 1, Text: "list the files <here> & there", Attachments: []Attachment{{Name: "a.txt", MediaType: "text/plain", Text: "hello"}}},
+		KindSteering:   &Steering{Text: "also check go.mod", Source: "user"},
+		KindImport:     &Import{Turn: 3, Message: msg, Source: "resume"},
+		KindAssistantMessage: &AssistantMessage{Turn: 2, Parts: []Part{
+			{Type: PartThinking, Text: "let me look", Signature: "c2ln"},
+			{Type: PartRedacted, Data: "b3BhcXVl"},
+			{Type: PartText, Text: "Looking."},
+			{Type: PartToolCall, CallID: "call_1", Name: "bash", Args: json.RawMessage(`{"command":"ls"}`)},
+		}, StopReason: "tool_use", Model: "sim-1", Usage: Usage{Input: 120, Output: 30, CacheRead: 100, CacheWrite: 20}},
+		KindToolResults: &ToolResults{Results: []ToolResult{{CallID: "call_1", Content: "a\nb\nTURN: 2", Outcome: OK}, {CallID: "call_2", Content: "cut short", IsError: true, Outcome: Interrupted}}},
+		KindEvicted:     &Evicted{From: 4, To: 9, Note: "the retry loop was a dead end", By: ByModel},
+		KindRewound:     &Rewound{Anchor: 5},
+		KindCleared:     &Cleared{},
+		KindInherited: &Inherited{Parent: "s-parent", At: 4, High: 6, Rows: []InheritedRow{
+			{Turn: 1, Role: User, Label: "list the files", Bytes: 40, Pointer: Pointer{File: "/x/record.jsonl", Loci: []Locus{{Seq: 2, Off: 100, Len: 200, Sum: 0xdeadbeef}}}, Messages: []Message{msg}},
+			{Turn: 2, Role: Assistant, Label: "bash", Bytes: 80, Withdrawn: true, Pointer: Pointer{File: "/x/record.jsonl", Loci: []Locus{{Seq: 3, Off: 300, Len: 50, Sum: 1}}}},
+		}, Residues: []Span{{From: 1, To: 1, Note: "n", By: ByHarness}}},
+		KindSessionStarted: &SessionStarted{Session: "s1", Provider: "sim", Model: "sim-1", ContextWindow: 200000, Cwd: "/w", Version: "0.1.0"},
+		KindSessionResumed: &SessionResumed{Provider: "sim", Model: "sim-1", ContextWindow: 200000, Cwd: "/w", Version: "0.1.0"},
+		KindTurnStarted:    &TurnStarted{Attempt: 2},
+		KindUsage:          &UsageReported{Usage: Usage{Input: 1}},
+		KindProviderError:  &ProviderError{Class: "rate_limited", Status: 429, Type: "rate_limit_error", Message: "slow down", Attempt: 1},
+		KindRetryScheduled: &RetryScheduled{Attempt: 1, DelayMs: 1500, Class: "rate_limited"},
+		KindToolStarted:    &ToolStarted{CallID: "call_1", Name: "bash"},
+		KindToolFinished:   &ToolFinished{CallID: "call_1", DurationMs: 12, ExitCode: intp(0), Outcome: OK},
+		KindCancelled:      &Cancelled{Reason: "stop"},
+		KindQuiesced:       &Quiesced{Reason: "cancelled", Answered: []string{"call_2"}},
+		KindRepaired:       &Repaired{Turn: 2, What: "tool call call_1 arguments were not an object", Original: json.RawMessage(`"ls"`)},
+		KindNudge:          &Nudge{Reason: "empty", Count: 1},
+		KindHold:           &Hold{},
+		KindReleased:       &Released{},
+		KindModelChanged:   &ModelChanged{Provider: "anthropic", Model: "claude-sonnet-4-5", ContextWindow: 200000},
+		KindPressure:       &Pressure{Line: "soft", Used: 150000, Window: 200000},
+		KindFailure:        &Failure{Message: "three repairs in one exchange"},
+		KindSubmission:     &Submission{ID: "m1", Op: "op1", State: "accepted", Text: "hi"},
+		KindStop:           &Stop{Op: "op2", Turn: 7},
+		KindRenamed:        &Renamed{Title: "t", Op: "op3"},
+		KindClosed:         &Closed{Op: "op4"},
+	}
+}
+
+func TestGolden(t *testing.T) {
+	s := samples()
+	if len(s) != len(Kinds()) || len(kinds) != len(Kinds()) {
+		t.Fatalf("samples cover %d kinds, Kinds() lists %d, the table %d", len(s), len(Kinds()), len(kinds))
+	}
+	for i, k := range Kinds() {
+		p, ok := s[k]
+		if !ok {
+			t.Fatalf("no sample for kind %s", k)
+		}
+		line, err := Encode(Record{Seq: int64(i + 1), Time: 1764400000000, Body: p})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join("testdata", "golden", string(k)+".jsonl")
+		if *update {
+			if err := os.WriteFile(path, line, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (run go test ./internal/record -update to create it)", err)
+		}
+		if !bytes.Equal(line, want) {
+			t.Errorf("encoding of %s changed:\n got %s\nwant %s", k, line, want)
+		}
+		// The frozen bytes must keep decoding to the same value.
+		r, err := Decode(want, int64(i+1))
+		if err != nil {
+			t.Fatalf("golden %s: %v", k, err)
+		}
+		if !reflect.DeepEqual(r.Body, p) {
+			t.Errorf("golden %s decodes to %#v, want %#v", k, r.Body, p)
+		}
+	}
+}
+
+func TestDecodeRefusals(t *testing.T) {
+	good, _ := Encode(Record{Seq: 3, Time: 5, Body: &UserPrompt{Turn: 1, Text: "hi"}})
+	reseal := func(body string) []byte {
+		// Recompute the checksum over a hand-made prefix so only the intended defect remains.
+		line, _ := Encode(Record{Seq: 3, Time: 5, Body: &System{Text: "x"}})
+		i := bytes.LastIndex(line, []byte(crcOpen))
+		sum := crc32Sum([]byte(body))
+		var hex [8]byte
+		putHex(hex[:], sum)
+		_ = i
+		return []byte(body + crcOpen + string(hex[:]) + "\"}\n")
+	}
+	cases := []struct {
+		name string
+		line []byte
+		seq  int64
+		want string
+	}{
+		{"wrong seq", good, 4, "sequence number 3 where 4 belongs"},
+		{"unknown kind", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"mystery","payload":{}`), 3, `kind "mystery" is not one rein knows`},
+		{"class mismatch", reseal(`{"v":1,"seq":3,"t":5,"class":"event","kind":"user_prompt","payload":{"turn":1,"text":"x"}`), 3, "disagrees with its kind"},
+		{"unknown payload field", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"user_prompt","payload":{"turn":1,"text":"x","extra":1}`), 3, `unknown field "extra"`},
+		{"unknown envelope field", reseal(`{"v":1,"seq":3,"t":5,"who":1,"class":"protocol","kind":"cleared","payload":{}`), 3, `unknown field "who"`},
+		{"future version", reseal(`{"v":2,"seq":3,"t":5,"class":"protocol","kind":"cleared","payload":{}`), 3, "format version 2"},
+		{"payload not object", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"cleared","payload":[]`), 3, "not a JSON object"},
+		{"no trailer", []byte(`{"v":1}`), 1, "not a rein record line"},
+		{"garbage", []byte("hello world, this is not json at all"), 1, "not a rein record line"},
+	}
+	for _, c := range cases {
+		_, err := Decode(c.line, c.seq)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// Every single flipped bit anywhere in a complete line is detected.
+func TestFlippedBitDetected(t *testing.T) {
+	line, _ := Encode(Record{Seq: 1, Time: 99, Body: samples()[KindAssistantMessage]})
+	body := line[:len(line)-1]
+	for i := range body {
+		for bit := 0; bit < 8; bit++ {
+			c := bytes.Clone(body)
+			c[i] ^= 1 << bit
+			if _, err := Decode(c, 1); err == nil {
+				t.Fatalf("flipping bit %d of byte %d (%q) went undetected", bit, i, body[i])
+			}
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for i, k := range Kinds() {
+		line, _ := Encode(Record{Seq: int64(i + 1), Time: 1, Body: samples()[k]})
+		f.Add(line, int64(i+1))
+	}
+	f.Fuzz(func(t *testing.T, line []byte, seq int64) {
+		r, err := Decode(line, seq)
+		if err != nil {
+			return
+		}
+		// Whatever decodes re-encodes to a line that decodes to the same value.
+		again, err := Encode(r)
+		if err != nil {
+			t.Fatalf("decoded record does not re-encode: %v", err)
+		}
+		r2, err := Decode(again, seq)
+		if err != nil {
+			t.Fatalf("re-encoded record does not decode: %v\n%s", err, again)
+		}
+		if !reflect.DeepEqual(r, r2) {
+			t.Fatalf("round trip changed the record:\n%#v\n%#v", r, r2)
+		}
+	})
+}

@@ -1,0 +1,34 @@
+// Package tool owns what every tool has in common: the Tool interface, the registry the agent
+// offers the model, argument validation against each tool's schema, and truthful outcomes.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/record"
+)
+
+// Call is one tool call as the model made it (arguments already admitted as a JSON object).
+type Call struct {
+	ID   string
+	Name string
+	Args json.RawMessage
+}
+
+// Result is what running a call produced. Content is the text the model will read (the agent adds
+// the TURN trailer); Outcome is truthful (DESIGN §3.5).
+type Result struct {
+	Content  string
+	IsError  bool
+	Outcome  record.Outcome
+	ExitCode *int
+}
+
+// Tool is one function the model may call. Run must return promptly once ctx is cancelled, with
+// Outcome Interrupted if it had started doing anything.
+type Tool interface {
+	Spec() provider.Tool
+	Run(ctx context.Context, call Call) Result
+}
