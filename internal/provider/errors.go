@@ -58,3 +58,18 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// Violation is the first rule a rendered request breaks for one provider's wire format. Message
+// is in the provider's own words where they are known, so the simulator can answer with them.
+type Violation struct {
+	Rule    string // a short stable name, e.g. "tool_use_without_result"
+	Message string // the provider's words, or a plain sentence
+	Path    string // where in the request, e.g. "messages.3.content.0"
+}
+
+func (v *Violation) Error() string {
+	if v.Path != "" {
+		return v.Path + ": " + v.Message
+	}
+	return v.Message
+}
