@@ -1,0 +1,206 @@
+package fold
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reinhq/rein/internal/record"
+)
+
+// Context renders the frontier as the neutral messages of the next request, in id order: each
+// resident turn's messages exactly as recorded, each outermost residue as one user-voice message.
+// The system prompt is not among them (it travels in the request's system field, see System).
+//
+// Rendering is incremental: a turn's messages are built once, when its records land, and shared
+// by every later request, so the cost of a request is one slice append per frontier message.
+// The returned slice is new; the messages in it are shared and must not be modified.
+func (s *State) Context() []record.Message {
+	n := 0
+	for i := range s.turns {
+		n += len(s.turns[i].Messages)
+	}
+	out := make([]record.Message, 0, n+len(s.residues))
+	last := -1
+	for i := range s.turns {
+		t := &s.turns[i]
+		if t.Withdrawn {
+			continue
+		}
+		if t.Under < 0 {
+			out = append(out, t.Messages...)
+			continue
+		}
+		o := s.outermost(t.Under)
+		if o == last {
+			continue
+		}
+		last = o
+		out = append(out, s.ResidueMessage(o))
+	}
+	return out
+}
+
+// ResidueMessage renders residue i as the one user-voice message that stands for its span. Its
+// size does not depend on what it covers.
+func (s *State) ResidueMessage(i int) record.Message {
+	r := s.residues[i]
+	return record.Message{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: ResidueText(r.From, r.To, r.Note)}}}
+}
+
+// ResidueText is the sentence a residue over [from, to] says.
+func ResidueText(from, to int64, note string) string {
+	var b strings.Builder
+	b.WriteString("[rein: ")
+	if from == to {
+		b.WriteString("turn " + strconv.FormatInt(from, 10) + " has left your context. Note: \"")
+	} else {
+		b.WriteString("turns " + strconv.FormatInt(from, 10) + "–" + strconv.FormatInt(to, 10) + " have left your context. Note: \"")
+	}
+	b.WriteString(note)
+	b.WriteString("\". Read them back with the transcript tool: {\"op\":\"read\",\"turns\":[")
+	switch {
+	case from == to:
+		b.WriteString(strconv.FormatInt(from, 10))
+	case to-from <= 2:
+		for id := from; id <= to; id++ {
+			if id > from {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatInt(id, 10))
+		}
+	default:
+		b.WriteString(strconv.FormatInt(from, 10) + "," + strconv.FormatInt(from+1, 10) + ",...," + strconv.FormatInt(to, 10))
+	}
+	b.WriteString("]}]")
+	return b.String()
+}
+
+// Trailer is the line every tool result ends with: the id of the turn it closes.
+func Trailer(turn int64) string { return "TURN: " + strconv.FormatInt(turn, 10) }
+
+// WithTrailer ends content with the turn trailer on a line of its own.
+func WithTrailer(content string, turn int64) string {
+	if content == "" || strings.HasSuffix(content, "\n") {
+		return content + Trailer(turn)
+	}
+	return content + "\n" + Trailer(turn)
+}
+
+// ---- sizes --------------------------------------------------------------------------------------
+
+// MessageSize is the serialised size in bytes of a neutral message: the length of its JSON
+// encoding as the record writes it (compact, HTML characters unescaped). It is computed without
+// encoding; a test holds it equal to the encoder's length.
+func MessageSize(m record.Message) int64 {
+	n := int64(len(`{"role":,"parts":[]}`)) + strLen(string(m.Role))
+	for i, p := range m.Parts {
+		if i > 0 {
+			n++
+		}
+		n += partSize(p)
+	}
+	return n
+}
+
+func messagesSize(ms []record.Message) int64 {
+	var n int64
+	for _, m := range ms {
+		n += MessageSize(m)
+	}
+	return n
+}
+
+func partSize(p record.Part) int64 {
+	n := int64(len(`{"type":}`)) + strLen(string(p.Type))
+	field := func(name string, v int64) { n += int64(len(name)) + 4 + v } // ,"name":v
+	if p.Text != "" {
+		field("text", strLen(p.Text))
+	}
+	if p.Signature != "" {
+		field("signature", strLen(p.Signature))
+	}
+	if p.Data != "" {
+		field("data", strLen(p.Data))
+	}
+	if p.MediaType != "" {
+		field("media_type", strLen(p.MediaType))
+	}
+	if p.CallID != "" {
+		field("call_id", strLen(p.CallID))
+	}
+	if p.Name != "" {
+		field("name", strLen(p.Name))
+	}
+	if len(p.Args) > 0 {
+		field("args", compactLen(p.Args))
+	}
+	if p.IsError {
+		field("is_error", 4)
+	}
+	if p.Outcome != "" {
+		field("outcome", strLen(string(p.Outcome)))
+	}
+	return n
+}
+
+// strLen is the length of s as a JSON string, quotes included, escaped as encoding/json does with
+// HTML escaping off.
+func strLen(s string) int64 {
+	n := int64(2)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			case c < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6 // \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += int64(size)
+		}
+		i += size
+	}
+	return n
+}
+
+// compactLen is the length of a JSON value with insignificant whitespace removed.
+func compactLen(raw []byte) int64 {
+	var n int64
+	in := false
+	esc := false
+	for _, c := range raw {
+		if in {
+			n++
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			in = true
+		}
+		n++
+	}
+	return n
+}

@@ -1,0 +1,217 @@
+package fold
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/reinhq/rein/internal/record"
+)
+
+// NoteMax is the longest eviction note, in bytes.
+const NoteMax = 240
+
+// Item is one item of the frontier: a resident turn, or an outermost residue.
+type Item struct {
+	From, To int64
+	// Residue is the index in State.Residues of a residue item, or -1 for a turn.
+	Residue int
+	// Turn is the position in State.Turns of a turn item.
+	Turn int
+}
+
+// EditError is a refusal of a context edit in words for whoever asked for it (the model through
+// the context tool, or a person). The fold wraps it with the record number on replay.
+type EditError struct{ Reason string }
+
+func (e *EditError) Error() string { return e.Reason }
+
+func editErr(format string, args ...any) error {
+	return &EditError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// Frontier returns the context as items: the turns no residue covers and the outermost residues,
+// in id order. Withdrawn turns are not in it.
+func (s *State) Frontier() []Item {
+	items := make([]Item, 0, len(s.turns))
+	last := -1
+	for i := range s.turns {
+		t := &s.turns[i]
+		if t.Withdrawn {
+			continue
+		}
+		if t.Under < 0 {
+			items = append(items, Item{From: t.ID, To: t.ID, Residue: -1, Turn: i})
+			continue
+		}
+		o := s.outermost(t.Under)
+		if o == last {
+			continue
+		}
+		last = o
+		r := s.residues[o]
+		items = append(items, Item{From: r.From, To: r.To, Residue: o, Turn: -1})
+	}
+	return items
+}
+
+func (s *State) outermost(i int) int {
+	for s.residues[i].Parent >= 0 {
+		i = s.residues[i].Parent
+	}
+	return i
+}
+
+// CheckEviction judges an eviction of the frontier run [from, to] with a note, as the model's
+// context tool, a person's `rein evict` and the harness's pressure all ask for it. It returns the
+// frontier items the run covers, or an *EditError saying why not.
+func (s *State) CheckEviction(from, to int64, note string) ([]Item, error) {
+	if s.phase == AwaitingToolResults {
+		return nil, editErr("tool results are owed for turn %d: the context can be edited once the batch is answered", s.newest())
+	}
+	switch {
+	case strings.TrimSpace(note) == "":
+		return nil, editErr("the note is empty: an eviction leaves a note saying what the span held and what still matters")
+	case strings.ContainsAny(note, "\n\r"):
+		return nil, editErr("the note has more than one line: a note is one line")
+	case len(note) > NoteMax:
+		return nil, editErr("the note is %d bytes: a note is at most %d bytes", len(note), NoteMax)
+	case from > to:
+		return nil, editErr("the span %d–%d runs backwards: from must not be after to", from, to)
+	}
+	for _, id := range []int64{from, to} {
+		i, ok := s.index[id]
+		if !ok {
+			return nil, editErr("turn %d is not recorded: the latest is %d", id, s.newest())
+		}
+		if s.turns[i].Withdrawn {
+			return nil, editErr("turn %d has already left your context (it was withdrawn)", id)
+		}
+	}
+	if u := s.Unclosed(); u != 0 && from <= u && u <= to {
+		return nil, editErr("turn %d is being written now: an eviction keeps the work in hand", u)
+	}
+	items := s.Frontier()
+	first, last := -1, -1
+	for k, it := range items {
+		if it.To < from || it.From > to {
+			continue
+		}
+		if it.From < from || it.To > to {
+			if it.From <= from && to <= it.To {
+				return nil, editErr("turns %d–%d have already left your context: they lie under the residue over %d–%d", from, to, it.From, it.To)
+			}
+			return nil, editErr("turns %d–%d reach into the residue over %d–%d: evict it whole or stop before it", from, to, it.From, it.To)
+		}
+		if first < 0 {
+			first = k
+		}
+		last = k
+	}
+	if first < 0 {
+		return nil, editErr("turns %d–%d hold nothing still in your context", from, to)
+	}
+	return items[first : last+1], nil
+}
+
+func (s *State) resolveEviction(seq int64, b *record.Evicted) ([]Item, error) {
+	switch b.By {
+	case record.ByModel, record.ByHarness, record.ByUser:
+	default:
+		return nil, refuse(seq, "evicts under authority %q, which is not model, harness or user", b.By)
+	}
+	items, err := s.CheckEviction(b.From, b.To, b.Note)
+	if err != nil {
+		return nil, refuse(seq, "cannot evict turns %d–%d: %v", b.From, b.To, err)
+	}
+	return items, nil
+}
+
+func (s *State) applyEviction(seq int64, b *record.Evicted) {
+	items, _ := s.CheckEviction(b.From, b.To, b.Note)
+	k := len(s.residues)
+	s.residues = append(s.residues, Residue{From: b.From, To: b.To, Note: b.Note, By: b.By, Parent: -1, Seq: seq})
+	for _, it := range items {
+		if it.Residue >= 0 {
+			s.residues[it.Residue].Parent = k
+			continue
+		}
+	}
+	// Every uncovered, non-withdrawn turn in the span now lies directly under the new residue.
+	lo, hi := s.span(b.From, b.To)
+	for i := lo; i < hi; i++ {
+		t := &s.turns[i]
+		if t.Withdrawn || t.Under >= 0 {
+			continue
+		}
+		t.Under = k
+		t.Messages = nil
+	}
+	s.meta.UsageStale = true
+}
+
+// span returns the positions [lo, hi) of the turns with ids in [from, to].
+func (s *State) span(from, to int64) (int, int) {
+	lo := search(s.turns, from)
+	hi := search(s.turns, to+1)
+	return lo, hi
+}
+
+// search returns the first position whose id is >= id.
+func search(turns []Turn, id int64) int {
+	lo, hi := 0, len(turns)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if turns[m].ID < id {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// CheckRewind judges withdrawing every turn from anchor on.
+func (s *State) CheckRewind(anchor int64) error {
+	if s.phase == AwaitingToolResults {
+		return editErr("tool results are owed for turn %d: a rewind waits for the tool batch to be answered", s.newest())
+	}
+	i, ok := s.index[anchor]
+	if !ok {
+		return editErr("turn %d is not recorded: the latest is %d", anchor, s.newest())
+	}
+	t := s.turns[i]
+	if t.Withdrawn {
+		return editErr("turn %d has already been withdrawn", anchor)
+	}
+	if t.Under >= 0 {
+		o := s.residues[s.outermost(t.Under)]
+		if o.From < anchor {
+			return editErr("turn %d lies under the residue over %d–%d: rewind to %d, or to a turn after %d", anchor, o.From, o.To, o.From, o.To)
+		}
+	}
+	return nil
+}
+
+func (s *State) judgeRewound(seq int64, b *record.Rewound) error {
+	if err := s.CheckRewind(b.Anchor); err != nil {
+		return refuse(seq, "cannot rewind to turn %d: %v", b.Anchor, err)
+	}
+	return nil
+}
+
+// withdrawFrom withdraws every turn with an id >= anchor, and every residue starting there.
+// Withdrawn turns keep their ids; the next turn still takes high+1. Nothing is owed afterwards
+// (a withdrawal is refused while results are owed), so the session is ready for a prompt.
+func (s *State) withdrawFrom(anchor int64) {
+	for i := search(s.turns, anchor); i < len(s.turns); i++ {
+		s.turns[i].Withdrawn = true
+		s.turns[i].Messages = nil
+	}
+	for i := range s.residues {
+		if s.residues[i].From >= anchor {
+			s.residues[i].Withdrawn = true
+		}
+	}
+	s.phase = ReadyForUser
+	s.meta.UsageStale = true
+}

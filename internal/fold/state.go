@@ -1,0 +1,412 @@
+// Package fold is rein's pure core: it reads a session's records one by one, judges each against
+// the state so far, and applies it. Live appends and replay go through the same Step, so what a
+// running session accepts and what a replayed record admits cannot drift.
+//
+// The fold owns the four phases and their admissibility table (DESIGN §4.1), the turn table with
+// lineage-monotone ids (§4.3), spans, laminar residues, the frontier and withdrawals (§4.4),
+// inheritance (§4.5), rendering the frontier to neutral messages (§5), the survey and the
+// transcript index (§9), the quiesce plan and the admission of provider replies (§6).
+//
+// It imports only the standard library and internal/record: no I/O, no clock, no randomness, no
+// goroutines. Time and ids arrive inside records. A test enforces this with `go list -deps`.
+package fold
+
+import (
+	"fmt"
+
+	"github.com/reinhq/rein/internal/record"
+)
+
+// Phase is the sequencing state of the fold.
+type Phase int
+
+// The four phases (DESIGN §4.1).
+const (
+	ReadyForUser Phase = iota
+	AwaitingAssistantAfterUser
+	AwaitingToolResults
+	AwaitingAssistantAfterToolResults
+)
+
+func (p Phase) String() string {
+	switch p {
+	case ReadyForUser:
+		return "ready_for_user"
+	case AwaitingAssistantAfterUser:
+		return "awaiting_assistant_after_user"
+	case AwaitingToolResults:
+		return "awaiting_tool_results"
+	case AwaitingAssistantAfterToolResults:
+		return "awaiting_assistant_after_tool_results"
+	}
+	return fmt.Sprintf("phase(%d)", int(p))
+}
+
+// awaitingAssistant reports whether a reply is due.
+func (p Phase) awaitingAssistant() bool {
+	return p == AwaitingAssistantAfterUser || p == AwaitingAssistantAfterToolResults
+}
+
+// TurnKind says where a turn came from.
+type TurnKind string
+
+// The kinds of a row. Residue is the kind of a survey row standing for a residue.
+const (
+	Own       TurnKind = "own"
+	Imported  TurnKind = "import"
+	Inherited TurnKind = "inherited"
+	Residual  TurnKind = "residue"
+)
+
+// Turn is one row of the turn table.
+type Turn struct {
+	ID    int64
+	Role  record.Role
+	Kind  TurnKind
+	Label string
+	Bytes int64
+	// Messages are the turn's messages exactly as recorded (an inherited row: its admissible
+	// prefix). They are released when the turn leaves the context; read-back then goes through
+	// the record (Seqs, or Pointer for an inherited row).
+	Messages []record.Message
+	// Seqs are the sequence numbers of the protocol records that made this turn, in order.
+	Seqs []int64
+	// Pointer is where an inherited row was first recorded.
+	Pointer *record.Pointer
+	// Withdrawn is set by a rewind or a clear.
+	Withdrawn bool
+	// Under is the index in State.Residues of the innermost residue covering the turn, or -1.
+	Under int
+}
+
+// Residue is what an eviction left in place of a span.
+type Residue struct {
+	From, To int64
+	Note     string
+	By       record.Authority
+	// Parent is the index of the residue directly containing this one, or -1 if it is outermost.
+	Parent int
+	// Withdrawn is set when a rewind or a clear takes the residue's turns.
+	Withdrawn bool
+	// Seq is the record that made it (0 for an inherited residue).
+	Seq int64
+}
+
+// State is the folded state of one session. The zero value is not ready; use New.
+type State struct {
+	phase    Phase
+	seq      int64 // the last record applied
+	protocol int   // protocol records applied
+	system   string
+	turns    []Turn
+	index    map[int64]int // turn id → position in turns
+	high     int64         // the highest turn id ever recorded in this lineage
+	residues []Residue
+
+	owed      []string        // call ids the newest assistant turn still owes, in call order
+	callNames map[string]string
+	started   map[string]bool // owed calls with a tool_started event
+	seen      map[string]bool // every tool-call id ever recorded in this session
+
+	parent string // the parent session of an inherited record
+	inFlight bool // an exchange was taken up and not yet quiesced
+	parked   bool
+	meta     Meta
+	subs     map[string]*Submission
+	subOrder []string
+}
+
+// Meta is what the events say about the session's setup.
+type Meta struct {
+	Session       string
+	Provider      string
+	Model         string
+	ContextWindow int64
+	Cwd           string
+	Resumes       int
+	LastUsage     record.Usage
+	UsageStale    bool // an edit landed since LastUsage was reported
+	Title         string
+	Closed        bool
+}
+
+// Submission is the folded lifecycle of one host submission (DESIGN §12.2).
+type Submission struct {
+	ID          string
+	Op          string
+	State       string
+	Text        string
+	Attachments []record.Attachment
+	Queue       bool
+	Reason      string
+	Detail      string
+	Seq         int64
+}
+
+// New returns the state of an empty session.
+func New() *State {
+	return &State{
+		index:     map[int64]int{},
+		callNames: map[string]string{},
+		started:   map[string]bool{},
+		seen:      map[string]bool{},
+		subs:      map[string]*Submission{},
+	}
+}
+
+// Refusal is the fold's judgement that a record may not be applied. Seq is the record's number.
+type Refusal struct {
+	Seq    int64
+	Reason string
+}
+
+func (r *Refusal) Error() string { return fmt.Sprintf("record %d %s", r.Seq, r.Reason) }
+
+func refuse(seq int64, format string, args ...any) error {
+	return &Refusal{Seq: seq, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Step judges r against the state and, if it is admissible, applies it. On a refusal the state is
+// unchanged: every check runs before the first change.
+func (s *State) Step(r record.Record) error {
+	if r.Seq != s.seq+1 {
+		return refuse(r.Seq, "arrives after record %d: sequence numbers must follow one another", s.seq)
+	}
+	if r.Body == nil {
+		return refuse(r.Seq, "has no payload")
+	}
+	if err := s.judge(r); err != nil {
+		return err
+	}
+	s.apply(r)
+	s.seq = r.Seq
+	return nil
+}
+
+// Judge reports whether r would be admitted, without applying it.
+func (s *State) Judge(r record.Record) error {
+	if r.Seq != s.seq+1 {
+		return refuse(r.Seq, "arrives after record %d: sequence numbers must follow one another", s.seq)
+	}
+	return s.judge(r)
+}
+
+func (s *State) judge(r record.Record) error {
+	switch b := r.Body.(type) {
+	case *record.System:
+		return nil
+	case *record.UserPrompt:
+		return s.judgeUserPrompt(r.Seq, b)
+	case *record.Steering:
+		return s.judgeSteering(r.Seq, b)
+	case *record.Import:
+		return s.judgeImport(r.Seq, b)
+	case *record.AssistantMessage:
+		return s.judgeAssistant(r.Seq, b)
+	case *record.ToolResults:
+		return s.judgeToolResults(r.Seq, b)
+	case *record.Evicted:
+		_, err := s.resolveEviction(r.Seq, b)
+		return err
+	case *record.Rewound:
+		return s.judgeRewound(r.Seq, b)
+	case *record.Cleared:
+		if s.phase == AwaitingToolResults {
+			return refuse(r.Seq, "clears the context while tool results are owed for turn %d: a clear waits for the tool batch to be answered", s.newest())
+		}
+		return nil
+	case *record.Inherited:
+		return s.judgeInherited(r.Seq, b)
+	case *record.ToolStarted:
+		return nil
+	}
+	if c, ok := record.ClassOf(r.Kind()); !ok || c != record.Event {
+		return refuse(r.Seq, "has kind %q, which the fold does not know", r.Kind())
+	}
+	return nil
+}
+
+func (s *State) apply(r record.Record) {
+	switch b := r.Body.(type) {
+	case *record.System:
+		s.protocol++
+		s.system = b.Text
+	case *record.UserPrompt:
+		s.protocol++
+		s.applyUserPrompt(r.Seq, b)
+	case *record.Steering:
+		s.protocol++
+		s.applySteering(r.Seq, b)
+	case *record.Import:
+		s.protocol++
+		s.applyImport(r.Seq, b)
+	case *record.AssistantMessage:
+		s.protocol++
+		s.applyAssistant(r.Seq, b)
+	case *record.ToolResults:
+		s.protocol++
+		s.applyToolResults(r.Seq, b)
+	case *record.Evicted:
+		s.protocol++
+		s.applyEviction(r.Seq, b)
+	case *record.Rewound:
+		s.protocol++
+		s.withdrawFrom(b.Anchor)
+	case *record.Cleared:
+		s.protocol++
+		s.withdrawFrom(0)
+	case *record.Inherited:
+		s.protocol++
+		s.applyInherited(b)
+	default:
+		s.applyEvent(r)
+	}
+}
+
+// Phase returns the sequencing phase.
+func (s *State) Phase() Phase { return s.phase }
+
+// Seq returns the sequence number of the last record applied.
+func (s *State) Seq() int64 { return s.seq }
+
+// IsReady reports whether a fresh prompt is admissible: true in every phase but
+// AwaitingToolResults (DESIGN §4.1).
+func (s *State) IsReady() bool { return s.phase != AwaitingToolResults }
+
+// System returns the system prompt requests go out under.
+func (s *State) System() string { return s.system }
+
+// Next returns the id the next turn will take.
+func (s *State) Next() int64 { return s.high + 1 }
+
+// High returns the highest turn id ever recorded in this lineage.
+func (s *State) High() int64 { return s.high }
+
+// Owed returns the call ids the log owes results for, in call order.
+func (s *State) Owed() []string { return append([]string(nil), s.owed...) }
+
+// Started reports whether an owed call had a tool_started event.
+func (s *State) Started(callID string) bool { return s.started[callID] }
+
+// InFlight reports whether an exchange was taken up and not yet quiesced.
+func (s *State) InFlight() bool { return s.inFlight }
+
+// Parked reports whether the agent is parked with its tool window open.
+func (s *State) Parked() bool { return s.parked }
+
+// Meta returns what the events say about the session.
+func (s *State) Meta() Meta { return s.meta }
+
+// Parent returns the parent session id of an inherited record, or "".
+func (s *State) Parent() string { return s.parent }
+
+// Protocol returns how many protocol records were applied.
+func (s *State) Protocol() int { return s.protocol }
+
+// Turns returns the turn table in id order. The slice is the state's own: do not modify it.
+func (s *State) Turns() []Turn { return s.turns }
+
+// Turn returns the row with the given id.
+func (s *State) Turn(id int64) (Turn, bool) {
+	i, ok := s.index[id]
+	if !ok {
+		return Turn{}, false
+	}
+	return s.turns[i], true
+}
+
+// Residues returns every residue ever left, in the order they were made.
+func (s *State) Residues() []Residue { return s.residues }
+
+// Unclosed returns the id of the turn being written — the newest turn while the phase is not
+// ReadyForUser — or 0 when there is none.
+func (s *State) Unclosed() int64 {
+	if s.phase == ReadyForUser || len(s.turns) == 0 {
+		return 0
+	}
+	t := s.turns[len(s.turns)-1]
+	if t.Withdrawn {
+		return 0
+	}
+	return t.ID
+}
+
+func (s *State) newest() int64 {
+	if len(s.turns) == 0 {
+		return 0
+	}
+	return s.turns[len(s.turns)-1].ID
+}
+
+// Submissions returns the host submissions in the order they were accepted.
+func (s *State) Submissions() []Submission {
+	out := make([]Submission, 0, len(s.subOrder))
+	for _, id := range s.subOrder {
+		out = append(out, *s.subs[id])
+	}
+	return out
+}
+
+// Submission returns one host submission by id.
+func (s *State) Submission(id string) (Submission, bool) {
+	v, ok := s.subs[id]
+	if !ok {
+		return Submission{}, false
+	}
+	return *v, true
+}
+
+func (s *State) applyEvent(r record.Record) {
+	switch b := r.Body.(type) {
+	case *record.SessionStarted:
+		s.meta.Session, s.meta.Provider, s.meta.Model = b.Session, b.Provider, b.Model
+		s.meta.ContextWindow, s.meta.Cwd = b.ContextWindow, b.Cwd
+	case *record.SessionResumed:
+		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
+		s.meta.Resumes++
+	case *record.ModelChanged:
+		s.meta.Provider, s.meta.Model = b.Provider, b.Model
+		if b.ContextWindow > 0 {
+			s.meta.ContextWindow = b.ContextWindow
+		}
+	case *record.ToolStarted:
+		for _, id := range s.owed {
+			if id == b.CallID {
+				s.started[id] = true
+			}
+		}
+	case *record.Quiesced:
+		s.inFlight = false
+		s.parked = false
+	case *record.Hold:
+		s.parked = true
+	case *record.Released:
+		s.parked = false
+	case *record.UsageReported:
+		s.meta.LastUsage, s.meta.UsageStale = b.Usage, false
+	case *record.Renamed:
+		s.meta.Title = b.Title
+	case *record.Closed:
+		s.meta.Closed = true
+	case *record.Submission:
+		s.applySubmission(r.Seq, b)
+	}
+}
+
+func (s *State) applySubmission(seq int64, b *record.Submission) {
+	v, ok := s.subs[b.ID]
+	if !ok {
+		v = &Submission{ID: b.ID}
+		s.subs[b.ID] = v
+		s.subOrder = append(s.subOrder, b.ID)
+	}
+	v.State, v.Seq = b.State, seq
+	if b.Op != "" {
+		v.Op = b.Op
+	}
+	if b.Text != "" || len(b.Attachments) > 0 {
+		v.Text, v.Attachments = b.Text, b.Attachments
+	}
+	v.Queue = v.Queue || b.Queue
+	v.Reason, v.Detail = b.Reason, b.Detail
+}

@@ -1,0 +1,102 @@
+package fold
+
+import (
+	"fmt"
+
+	"github.com/reinhq/rein/internal/record"
+)
+
+// Row is one row of the survey or the transcript index: a span of the context (a turn has
+// From == To) with its role, kind, label, size and where it is held.
+type Row struct {
+	From  int64       `json:"from"`
+	To    int64       `json:"to"`
+	Role  record.Role `json:"role"`
+	Kind  TurnKind    `json:"kind"`
+	Label string      `json:"label"`
+	Bytes int64       `json:"bytes"`
+	Held  string      `json:"held"` // "resident", "under [a, b]" or "withdrawn"
+}
+
+// Survey is what the context tool's survey answers: the frontier rows and the bytes sent.
+type Survey struct {
+	Rows        []Row `json:"rows"`
+	Bytes       int64 `json:"bytes"`        // the messages' bytes
+	SystemBytes int64 `json:"system_bytes"` // the system prompt's bytes
+}
+
+// Survey returns the frontier as rows, and the total bytes a request carries.
+func (s *State) Survey() Survey {
+	items := s.Frontier()
+	sv := Survey{Rows: make([]Row, 0, len(items)), SystemBytes: strLen(s.system) - 2}
+	for _, it := range items {
+		var r Row
+		if it.Residue >= 0 {
+			res := s.residues[it.Residue]
+			r = Row{From: res.From, To: res.To, Role: record.User, Kind: Residual, Label: label(res.Note), Bytes: MessageSize(s.ResidueMessage(it.Residue)), Held: "resident"}
+		} else {
+			t := s.turns[it.Turn]
+			r = Row{From: t.ID, To: t.ID, Role: t.Role, Kind: t.Kind, Label: t.Label, Bytes: t.Bytes, Held: "resident"}
+		}
+		sv.Bytes += r.Bytes
+		sv.Rows = append(sv.Rows, r)
+	}
+	return sv
+}
+
+// Index returns every recorded turn with where it is held: the transcript tool's index.
+func (s *State) Index() []Row {
+	rows := make([]Row, 0, len(s.turns))
+	for _, t := range s.turns {
+		rows = append(rows, Row{From: t.ID, To: t.ID, Role: t.Role, Kind: t.Kind, Label: t.Label, Bytes: t.Bytes, Held: s.held(t)})
+	}
+	return rows
+}
+
+func (s *State) held(t Turn) string {
+	switch {
+	case t.Withdrawn:
+		return "withdrawn"
+	case t.Under >= 0:
+		r := s.residues[t.Under]
+		return fmt.Sprintf("under [%d, %d]", r.From, r.To)
+	}
+	return "resident"
+}
+
+// Held says where turn id is held: "resident", "under [a, b]", "withdrawn", or "" when it is not
+// recorded.
+func (s *State) Held(id int64) string {
+	t, ok := s.Turn(id)
+	if !ok {
+		return ""
+	}
+	return s.held(t)
+}
+
+// Stats are the figures `rein doctor` reports.
+type Stats struct {
+	Records  int64
+	Turns    int
+	Resident int
+	Residues int
+	Phase    Phase
+	Bytes    int64
+}
+
+// Stats summarises the state.
+func (s *State) Stats() Stats {
+	st := Stats{Records: s.seq, Turns: len(s.turns), Phase: s.phase}
+	for _, t := range s.turns {
+		if !t.Withdrawn && t.Under < 0 {
+			st.Resident++
+		}
+	}
+	for _, r := range s.residues {
+		if !r.Withdrawn {
+			st.Residues++
+		}
+	}
+	st.Bytes = s.Survey().Bytes
+	return st
+}
