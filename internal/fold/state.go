@@ -103,13 +103,13 @@ type State struct {
 	high     int64         // the highest turn id ever recorded in this lineage
 	residues []Residue
 
-	owed      []string        // call ids the newest assistant turn still owes, in call order
+	owed      []string // call ids the newest assistant turn still owes, in call order
 	callNames map[string]string
 	started   map[string]bool // owed calls with a tool_started event
 	seen      map[string]bool // every tool-call id ever recorded in this session
 
-	parent string // the parent session of an inherited record
-	inFlight bool // an exchange was taken up and not yet quiesced
+	parent   string // the parent session of an inherited record
+	inFlight bool   // an exchange was taken up and not yet quiesced
 	parked   bool
 	meta     Meta
 	subs     map[string]*Submission
