@@ -215,3 +215,28 @@ func (s *State) withdrawFrom(anchor int64) {
 	s.phase = ReadyForUser
 	s.meta.UsageStale = true
 }
+
+// clone returns a copy of the state that an eviction may be applied to without touching s. Maps
+// that an eviction never writes are shared.
+func (s *State) clone() *State {
+	c := *s
+	c.turns = append([]Turn(nil), s.turns...)
+	c.residues = append([]Residue(nil), s.residues...)
+	return &c
+}
+
+// PreviewEviction judges an eviction the model asks for from inside a tool batch, and returns the
+// state as it will be once the batch is answered and the eviction recorded. The batch's results
+// change neither the frontier nor the unclosed turn, so the judgement is the one the fold will
+// make then; only the owed-results guard is skipped.
+func (s *State) PreviewEviction(from, to int64, note string) (*State, error) {
+	c := s.clone()
+	if c.phase == AwaitingToolResults {
+		c.phase = AwaitingAssistantAfterToolResults
+	}
+	if _, err := c.CheckEviction(from, to, note); err != nil {
+		return nil, err
+	}
+	c.applyEviction(0, &record.Evicted{From: from, To: to, Note: note})
+	return c, nil
+}

@@ -410,3 +410,6 @@ func (s *State) applySubmission(seq int64, b *record.Submission) {
 	v.Queue = v.Queue || b.Queue
 	v.Reason, v.Detail = b.Reason, b.Detail
 }
+
+// Newest returns the id of the newest turn, or 0.
+func (s *State) Newest() int64 { return s.newest() }

@@ -396,3 +396,25 @@ func messageLabel(m record.Message) string {
 	}
 	return ""
 }
+
+// TurnMessages rebuilds a turn's messages from the protocol records that made it (its opening
+// record, then any steering and tool results), by the same functions the fold applies them with.
+// It is how a departed turn is read back from the record.
+func TurnMessages(bodies []record.Payload) []record.Message {
+	var msgs []record.Message
+	for _, b := range bodies {
+		switch b := b.(type) {
+		case *record.UserPrompt:
+			msgs = append(msgs, PromptMessage(b))
+		case *record.Import:
+			msgs = append(msgs, b.Message)
+		case *record.AssistantMessage:
+			msgs = append(msgs, record.Message{Role: record.Assistant, Parts: b.Parts})
+		case *record.Steering:
+			msgs = appendUserText(msgs, b.Text)
+		case *record.ToolResults:
+			msgs = append(msgs, ResultsMessage(b))
+		}
+	}
+	return msgs
+}

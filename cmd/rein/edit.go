@@ -1,0 +1,148 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/fsys"
+	"github.com/reinhq/rein/internal/journal"
+	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/session"
+	"github.com/spf13/cobra"
+)
+
+// openForEdit opens a session to append a person's edit to it.
+func openForEdit(ref string) (*session.Session, error) {
+	path, err := resolveRecord(ref)
+	if err != nil {
+		return nil, exitf(exitUsage, "%v", err)
+	}
+	s, _, err := session.Open(path, session.Options{Redact: redactText})
+	if err != nil {
+		return nil, exitf(exitFailed, "cannot open %s: %v", ref, err)
+	}
+	return s, nil
+}
+
+func parseTurn(s string) (int64, error) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, exitf(exitUsage, "%q is not a turn id (a positive number; `rein show` lists them)", s)
+	}
+	return n, nil
+}
+
+func newRewindCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rewind <session-id> <turn>",
+		Short: "Withdraw every turn from <turn> on (they stay readable in the transcript)",
+		Long: `rewind withdraws turns from the context with no residue: the model no longer sees
+them. They stay in the record and readable through the transcript tool, and turn ids
+are never reused. It does not undo what those turns did in the workspace.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			anchor, err := parseTurn(args[1])
+			if err != nil {
+				return err
+			}
+			s, err := openForEdit(args[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var why error
+			s.Read(func(st *fold.State) { why = st.CheckRewind(anchor) })
+			if why != nil {
+				return exitf(exitFailed, "cannot rewind to turn %d: %v", anchor, why)
+			}
+			if err := s.Commit(&record.Rewound{Anchor: anchor}); err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "rewound %s to before turn %d\n", s.ID(), anchor)
+			return nil
+		},
+	}
+}
+
+func newEvictCmd() *cobra.Command {
+	var note string
+	cmd := &cobra.Command{
+		Use:   `evict <session-id> <from> <to> --note "..."`,
+		Short: "Evict turns <from>–<to> from the context, leaving a note in their place",
+		Args:  cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			from, err := parseTurn(args[1])
+			if err != nil {
+				return err
+			}
+			to, err := parseTurn(args[2])
+			if err != nil {
+				return err
+			}
+			s, err := openForEdit(args[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var why error
+			s.Read(func(st *fold.State) { _, why = st.CheckEviction(from, to, note) })
+			if why != nil {
+				return exitf(exitFailed, "cannot evict turns %d–%d: %v", from, to, why)
+			}
+			if err := s.Commit(&record.Evicted{From: from, To: to, Note: note, By: record.ByUser}); err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "evicted turns %d–%d of %s\n", from, to, s.ID())
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&note, "note", "", "one line saying what the turns held and what still matters (required)")
+	return cmd
+}
+
+func newForkCmd() *cobra.Command {
+	var at int64
+	cmd := &cobra.Command{
+		Use:   "fork <session-id> [--at <turn>]",
+		Short: "Start a new session that inherits this one's context (up to a turn)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			parent, err := openForEdit(args[0])
+			if err != nil {
+				return err
+			}
+			defer parent.Close()
+			inh, err := parent.Inheritance(at)
+			if err != nil {
+				return exitf(exitFailed, "cannot fork: %v", err)
+			}
+			// Refuse to fork from a parent whose rows cannot be read back.
+			for _, row := range inh.Rows {
+				if _, err := journal.ReadPointer(fsys.OS{}, row.Pointer); err != nil && row.Pointer.File != "" {
+					return exitf(exitFailed, "cannot fork: turn %d cannot be read back: %v", row.Turn, err)
+				}
+			}
+			var meta fold.Meta
+			parent.Read(func(st *fold.State) { meta = st.Meta() })
+			id := session.NewID(time.Now())
+			dir := filepath.Join(filepath.Dir(filepath.Dir(parent.Path())), id)
+			child, err := session.Create(dir, session.Options{Redact: redactText}, &record.SessionStarted{
+				Session: id, Provider: meta.Provider, Model: meta.Model, ContextWindow: meta.ContextWindow, Cwd: meta.Cwd, Version: version, Parent: parent.ID(),
+			})
+			if err != nil {
+				return exitf(exitFailed, "cannot create the fork: %v", err)
+			}
+			defer child.Close()
+			if err := child.Commit(inh); err != nil {
+				return exitf(exitFailed, "cannot fork: %v", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "forked %s at turn %d as %s\ncontinue it with: rein resume %s \"<prompt>\"\n", parent.ID(), inh.At, id, id)
+			return nil
+		},
+	}
+	cmd.Flags().Int64Var(&at, "at", 0, "inherit turns up to this one (default: all)")
+	return cmd
+}

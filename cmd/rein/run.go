@@ -1,0 +1,427 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/journal"
+	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/session"
+	"github.com/spf13/cobra"
+)
+
+type runFlags struct {
+	providerFlags
+	cwd        string
+	asJSON     bool
+	resume     string
+	maxTurns   int
+	permission string
+	allow      []string
+	deny       []string
+	maxTokens  int
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	f.providerFlags.register(cmd.Flags())
+	cmd.Flags().StringVar(&f.cwd, "cwd", "", "the workspace the agent works in (default: the current directory)")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object per line instead of human output")
+	cmd.Flags().IntVar(&f.maxTurns, "max-turns", 200, "the most model turns one exchange may take")
+	cmd.Flags().StringVar(&f.permission, "permission-mode", "workspace", "read-only, workspace or full")
+	cmd.Flags().StringSliceVar(&f.allow, "allow", nil, `allow rules, e.g. "bash(git status*)" (repeatable)`)
+	cmd.Flags().StringSliceVar(&f.deny, "deny", nil, `deny rules, e.g. "bash(git push*)" (repeatable; deny wins)`)
+	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", 8192, "the output limit of each reply")
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   `run [flags] "<prompt>"`,
+		Short: "Run the agent on a prompt until it is done",
+		Long: `run gives the agent a prompt in a workspace and works until the model replies without
+a tool call. Every step is recorded in the session's record before it acts.
+
+Ctrl-C is Stop: the exchange ends at once, owed tool calls are answered truthfully,
+and rein exits 130; the session stays resumable. A second Ctrl-C within a second
+exits immediately (the record stays admissible; a resume settles it).
+
+Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
+130 stopped.`,
+		Example: `  rein run --provider sim "list the files here"
+  ANTHROPIC_API_KEY=... rein run "fix the failing test in ./parser"
+  rein run --resume 20261129-194512 "now add a test for it"
+  rein run --provider openai --base-url http://localhost:11434/v1 --model qwen3 "hello"`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			prompt := ""
+			if len(args) == 1 {
+				prompt = args[0]
+			}
+			if prompt == "" && f.resume == "" {
+				return exitf(exitUsage, "give a prompt: rein run \"<prompt>\" (rein run --help shows the flags)")
+			}
+			return runSession(cmd.OutOrStdout(), cmd.ErrOrStderr(), f, f.resume, prompt)
+		},
+	}
+	f.register(cmd)
+	cmd.Flags().StringVar(&f.resume, "resume", "", "continue this session (an id, a unique prefix of one, or a record path)")
+	return cmd
+}
+
+func newResumeCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   `resume [<session-id>] ["<prompt>"]`,
+		Short: "Resume the newest (or the named) session in this workspace",
+		Long: `resume replays a session's record; if its last exchange was left in flight by a crash
+or a kill, it settles it first (owed tool calls answered truthfully, reason crashed).
+With a prompt it continues the session; without one it settles it and says where it
+stands.`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ref, prompt := "", ""
+			switch len(args) {
+			case 1:
+				if looksLikeSession(args[0], f.cwd) {
+					ref = args[0]
+				} else {
+					prompt = args[0]
+				}
+			case 2:
+				ref, prompt = args[0], args[1]
+			}
+			if ref == "" {
+				ref = "newest"
+			}
+			return runSession(cmd.OutOrStdout(), cmd.ErrOrStderr(), f, ref, prompt)
+		},
+	}
+	f.register(cmd)
+	return cmd
+}
+
+func looksLikeSession(arg, cwd string) bool {
+	if _, err := os.Stat(arg); err == nil {
+		return true
+	}
+	root, err := stateRoot()
+	if err != nil {
+		return false
+	}
+	ws, err := workspace(cwd)
+	if err != nil {
+		return false
+	}
+	_, err = session.Find(root, ws, arg)
+	return err == nil
+}
+
+// runSession is rein's main job: open or create a session, take up the prompt, print the
+// exchange, and exit with a code that says how it ended.
+func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) error {
+	ws, err := workspace(f.cwd)
+	if err != nil {
+		return exitf(exitUsage, "%v", err)
+	}
+	root, err := stateRoot()
+	if err != nil {
+		return exitf(exitUsage, "%v", err)
+	}
+	wired, err := resolveProvider(f.providerFlags, os.Getenv, stderr)
+	if err != nil {
+		return err
+	}
+	defer wired.close()
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+	if err != nil {
+		return exitf(exitUsage, "%v", err)
+	}
+	opts := session.Options{Redact: redactText}
+	var sess *session.Session
+	resumed := false
+	if resume != "" {
+		var path string
+		if resume == "newest" {
+			entries, err := session.List(root, ws)
+			if err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			if len(entries) == 0 {
+				return exitf(exitUsage, "there is no session to resume in %s; start one with: rein run \"<prompt>\"", ws)
+			}
+			path = entries[0].Path
+		} else if e, err := session.Find(root, ws, resume); err == nil {
+			path = e.Path
+		} else {
+			return exitf(exitUsage, "%v", err)
+		}
+		s, rep, err := session.Open(path, opts)
+		var refused *journal.RefusedError
+		if errors.As(err, &refused) {
+			return exitf(exitFailed, "cannot resume: %v", err)
+		}
+		if err != nil {
+			return exitf(exitFailed, "cannot resume: %v", err)
+		}
+		if rep.Torn > 0 {
+			fmt.Fprintf(stderr, "rein: quarantined a torn tail of %d bytes to %s%s\n", rep.Torn, path, journal.TornSuffix)
+		}
+		sess, resumed = s, true
+	} else {
+		id := session.NewID(time.Now())
+		s, err := session.Create(filepath.Join(session.ProjectDir(root, ws), id), opts, &record.SessionStarted{
+			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
+		})
+		if err != nil {
+			return exitf(exitFailed, "cannot create the session: %v", err)
+		}
+		sess = s
+	}
+	defer sess.Close()
+
+	a := agent.New(agent.Config{
+		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
+		System: systemPrompt(ws), Runner: runner, Doors: doors(), MaxTurns: f.maxTurns, Window: wired.window,
+	})
+	out := newPrinter(stdout, stderr, f.asJSON)
+	out.session(sess)
+	updates, unsubscribe := sess.Subscribe()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for u := range updates {
+			out.update(sess, u)
+		}
+	}()
+	finish := func() {
+		unsubscribe()
+		wg.Wait()
+	}
+	if resumed {
+		if err := a.Settle(ws, version); err != nil {
+			finish()
+			return exitf(exitFailed, "cannot settle the session: %v", err)
+		}
+	}
+	if prompt == "" {
+		finish()
+		out.standing(sess)
+		return nil
+	}
+
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		var first time.Time
+		for range sigs {
+			if !first.IsZero() && time.Since(first) < time.Second {
+				fmt.Fprintln(stderr, "\nrein: stopped at once; `rein resume` settles the session")
+				os.Exit(exitStopped)
+			}
+			first = time.Now()
+			fmt.Fprintln(stderr, "\nrein: stopping… (Ctrl-C again to exit at once)")
+			stop()
+		}
+	}()
+
+	res := a.TakeUp(ctx, agent.Prompt{Text: prompt})
+	finish()
+	out.result(sess, res)
+	switch {
+	case res.Err != nil && res.Reason != fold.Cancelled:
+		return exitf(exitFailed, "%s", oneLine(res.Err))
+	case res.Reason == fold.Cancelled:
+		return exitf(exitStopped, "")
+	case res.Reason == fold.Limit:
+		return exitf(exitLimit, "the exchange reached its limit of %d turns; `rein resume \"continue\"` goes on", f.maxTurns)
+	}
+	return nil
+}
+
+func oneLine(err error) string {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return "the provider failed: " + pe.Error()
+	}
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// ---- output -------------------------------------------------------------------------------------
+
+type printer struct {
+	mu      sync.Mutex
+	out     io.Writer
+	err     io.Writer
+	json    bool
+	enc     *json.Encoder
+	midLine bool
+}
+
+func newPrinter(out, errw io.Writer, asJSON bool) *printer {
+	p := &printer{out: out, err: errw, json: asJSON}
+	p.enc = json.NewEncoder(out)
+	p.enc.SetEscapeHTML(false)
+	return p
+}
+
+func (p *printer) emit(v any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.enc.Encode(v)
+}
+
+func (p *printer) session(s *session.Session) {
+	if p.json {
+		p.emit(map[string]any{"type": "session", "id": s.ID(), "record": s.Path()})
+		return
+	}
+	fmt.Fprintf(p.err, "rein: session %s\n", s.ID())
+}
+
+func (p *printer) line(w io.Writer, format string, args ...any) {
+	if p.midLine {
+		fmt.Fprintln(p.out)
+		p.midLine = false
+	}
+	fmt.Fprintf(w, format, args...)
+}
+
+func (p *printer) update(s *session.Session, u session.Update) {
+	if p.json {
+		if u.Live != nil {
+			switch u.Live.Kind {
+			case "text", "thinking", "restart", "status":
+				p.emit(map[string]any{"type": u.Live.Kind, "text": u.Live.Text})
+			}
+			return
+		}
+		p.emit(map[string]any{"type": "record", "seq": u.Record.Seq, "kind": u.Record.Kind(), "payload": u.Record.Body})
+		return
+	}
+	if u.Live != nil {
+		switch u.Live.Kind {
+		case "text":
+			fmt.Fprint(p.out, u.Live.Text)
+			p.midLine = !strings.HasSuffix(u.Live.Text, "\n")
+		case "restart":
+			p.line(p.err, "rein: the stream failed after output began; retrying from the start\n")
+		case "status":
+			p.line(p.err, "rein: %s\n", u.Live.Text)
+		case "tool_start":
+			p.line(p.out, "⏺ %s\n", callSummary(u.Live.Name, u.Live.Text))
+		}
+		return
+	}
+	switch b := u.Record.Body.(type) {
+	case *record.ToolResults:
+		for _, r := range b.Results {
+			p.line(p.out, "  ⎿ %s%s\n", outcomeWord(r.Outcome), preview(r.Content))
+		}
+	case *record.Repaired:
+		p.line(p.err, "rein: repaired the reply: %s\n", b.What)
+	case *record.ProviderError:
+		p.line(p.err, "rein: provider error: %s (%d) %s\n", b.Class, b.Status, b.Message)
+	case *record.Quiesced:
+		if len(b.Answered) > 0 {
+			p.line(p.err, "rein: answered %d owed tool call(s) (%s)\n", len(b.Answered), b.Reason)
+		}
+	case *record.Failure:
+		p.line(p.err, "rein: %s\n", b.Message)
+	}
+}
+
+func (p *printer) result(s *session.Session, res agent.Outcome) {
+	if p.json {
+		m := map[string]any{"type": "result", "reason": res.Reason, "session": s.ID()}
+		if res.Err != nil {
+			m["error"] = res.Err.Error()
+		}
+		if len(res.Withdrawn) > 0 {
+			m["withdrawn"] = res.Withdrawn
+		}
+		p.emit(m)
+		return
+	}
+	if p.midLine {
+		fmt.Fprintln(p.out)
+		p.midLine = false
+	}
+	if res.Reason == fold.Cancelled {
+		fmt.Fprintf(p.err, "rein: stopped; the session is settled and resumable: rein resume %s\n", s.ID())
+	}
+}
+
+func (p *printer) standing(s *session.Session) {
+	var phase string
+	var turns int
+	s.Read(func(st *fold.State) { phase, turns = st.Phase().String(), len(st.Turns()) })
+	if p.json {
+		p.emit(map[string]any{"type": "result", "reason": "settled", "session": s.ID(), "phase": phase, "turns": turns})
+		return
+	}
+	fmt.Fprintf(p.out, "session %s is settled: %d turns, %s. Continue with: rein resume %s \"<prompt>\"\n", s.ID(), turns, phase, s.ID())
+}
+
+func callSummary(name, args string) string {
+	var a map[string]any
+	_ = json.Unmarshal([]byte(args), &a)
+	for _, k := range []string{"description", "command", "path", "pattern", "op"} {
+		if v, ok := a[k].(string); ok && v != "" {
+			return fmt.Sprintf("%s(%s)", name, clip(v, 80))
+		}
+	}
+	return name
+}
+
+func outcomeWord(o record.Outcome) string {
+	if o == record.OK {
+		return ""
+	}
+	return string(o) + ": "
+}
+
+func preview(content string) string {
+	content = strings.TrimSpace(content)
+	if i := strings.LastIndex(content, "\nTURN: "); i >= 0 {
+		content = strings.TrimSpace(content[:i])
+	} else if strings.HasPrefix(content, "TURN: ") {
+		content = ""
+	}
+	lines := strings.Split(content, "\n")
+	if len(lines) > 3 {
+		return strings.Join(lines[:3], "\n    ") + fmt.Sprintf("\n    … %d more lines", len(lines)-3)
+	}
+	if content == "" {
+		return "(no output)"
+	}
+	return strings.Join(lines, "\n    ")
+}
+
+func clip(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,390 @@
+// Package agent is rein's loop: it takes up a prompt, deliberates (request, stream, admit, commit,
+// run tools, commit results) until the model replies without a tool call, and quiesces however the
+// exchange ended, so that a fresh prompt is always admissible afterwards (DESIGN §7).
+//
+// Stop is the cancellation of the exchange's context: every wait (the stream, a retry sleep, a
+// tool's process, an approval) returns at once, and TakeUp then records only what the log still
+// owes — an answer to every owed call, truthful about whether it started — and a quiesced event.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// Wire is one provider's client as the loop needs it: encode a neutral request to the exact bytes
+// that will be sent, validate those bytes with the provider's rules, and send them.
+type Wire interface {
+	Encode(req provider.Request) ([]byte, error)
+	Validate(body []byte) *provider.Violation
+	Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error)
+}
+
+// Config is what an Agent is built from. cmd/rein wires it.
+type Config struct {
+	Session   *session.Session
+	Wire      Wire
+	Provider  string // the provider's name, for events
+	Model     string
+	MaxTokens int
+	Thinking  int
+	System    string
+	Runner    *tool.Runner
+	// Doors are tools that act on the session itself (context, transcript, agents); they are
+	// offered after the runner's tools and run by the loop, not the runner.
+	Doors    []Door
+	Retry    provider.Policy
+	MaxTurns int   // per exchange; default 200
+	Window   int64 // the model's context window in tokens; 0 disables pressure
+	Nudges   int   // repairs per exchange before it ends; default 3
+	Now      func() time.Time
+}
+
+// Door is a tool that reads or edits the session it runs in.
+type Door interface {
+	Spec() provider.Tool
+	// Run answers a call. It may return record payloads to append right after the tool batch's
+	// results (an eviction), which the fold judges like any other.
+	Run(ctx context.Context, a *Agent, turn int64, call tool.Call) (tool.Result, []record.Payload)
+}
+
+// Agent runs exchanges on one session. TakeUp is not reentrant: one exchange at a time.
+type Agent struct {
+	cfg  Config
+	sess *session.Session
+
+	mu      sync.Mutex
+	pending []string // steering waiting for the next turn boundary
+	pressed bool     // a soft-line reminder was given in this excursion
+}
+
+// New returns an agent for cfg.
+func New(cfg Config) *Agent {
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = 200
+	}
+	if cfg.Nudges <= 0 {
+		cfg.Nudges = 3
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Agent{cfg: cfg, sess: cfg.Session}
+}
+
+// Session returns the session the agent writes.
+func (a *Agent) Session() *session.Session { return a.sess }
+
+// Outcome is how an exchange ended.
+type Outcome struct {
+	Reason string // fold.Replied, Cancelled, Aborted, Limit
+	Err    error  // the error behind Aborted
+	// Withdrawn is steering that was still waiting when the exchange ended; it was not delivered.
+	Withdrawn []string
+}
+
+// Prompt is what a person sends.
+type Prompt struct {
+	Text        string
+	Attachments []record.Attachment
+	Submission  string
+}
+
+// Steer queues a line to be delivered at the next turn boundary of the running exchange.
+func (a *Agent) Steer(text string) {
+	a.mu.Lock()
+	a.pending = append(a.pending, text)
+	a.mu.Unlock()
+}
+
+func (a *Agent) takePending() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := a.pending
+	a.pending = nil
+	return p
+}
+
+// Settle quiesces a session left in flight by a crash (reason crashed) and records that it was
+// resumed. It is what a resume does before accepting anything.
+func (a *Agent) Settle(cwd, version string) error {
+	st := a.sess.State()
+	if st.InFlight() || !st.IsReady() {
+		if err := a.quiesce(fold.Crashed); err != nil {
+			return err
+		}
+	}
+	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version})
+}
+
+// TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt
+// is admissible, however the exchange ended: a reply, a Stop (ctx cancelled), a provider error,
+// a panic, or the turn limit.
+func (a *Agent) TakeUp(ctx context.Context, p Prompt) (out Outcome) {
+	st := a.sess.State()
+	if !st.IsReady() || st.InFlight() {
+		if err := a.quiesce(fold.Aborted); err != nil {
+			return Outcome{Reason: fold.Aborted, Err: err}
+		}
+	}
+	if st.System() != a.cfg.System {
+		if err := a.sess.Append(&record.System{Text: a.cfg.System}); err != nil {
+			return Outcome{Reason: fold.Aborted, Err: err}
+		}
+	}
+	if err := a.sess.Append(&record.UserPrompt{Turn: st.Next(), Text: p.Text, Attachments: p.Attachments, Submission: p.Submission}); err != nil {
+		return Outcome{Reason: fold.Aborted, Err: err}
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			out = Outcome{Reason: fold.Aborted, Err: fmt.Errorf("the loop panicked: %v\n%s", r, debug.Stack())}
+			_ = a.sess.Append(&record.Failure{Message: fmt.Sprintf("the loop panicked: %v", r)})
+		}
+		if err := a.quiesce(out.Reason); err != nil && out.Err == nil {
+			out.Err = err
+		}
+		out.Withdrawn = a.takePending()
+		if !a.sess.State().IsReady() && out.Err == nil {
+			out.Err = errors.New("the exchange ended with tool results still owed (a harness bug)")
+		}
+	}()
+	reason, err := a.deliberate(ctx)
+	return Outcome{Reason: reason, Err: err}
+}
+
+// quiesce records what the log still owes, then the quiesced event.
+func (a *Agent) quiesce(reason string) error {
+	st := a.sess.State()
+	var ps []record.Payload
+	var answered []string
+	if plan := st.QuiescePlan(reason); plan != nil {
+		ps = append(ps, plan)
+		for _, r := range plan.Results {
+			answered = append(answered, r.CallID)
+		}
+	}
+	ps = append(ps, &record.Quiesced{Reason: reason, Answered: answered})
+	return a.sess.Commit(ps...)
+}
+
+func (a *Agent) deliberate(ctx context.Context) (string, error) {
+	nudges := 0
+	retriedContext := false
+	for turns := 0; ; turns++ {
+		if ctx.Err() != nil {
+			return fold.Cancelled, nil
+		}
+		if turns >= a.cfg.MaxTurns {
+			_ = a.sess.Append(&record.Failure{Message: fmt.Sprintf("the exchange reached its limit of %d turns", a.cfg.MaxTurns)})
+			return fold.Limit, nil
+		}
+		if err := a.boundary(); err != nil {
+			return fold.Aborted, err
+		}
+		reply, err := a.request(ctx, turns)
+		if err != nil {
+			var pe *provider.Error
+			if errors.As(err, &pe) && pe.Class == provider.Cancelled {
+				if err := a.commitStopped(reply); err != nil {
+					return fold.Aborted, err
+				}
+				return fold.Cancelled, nil
+			}
+			if errors.As(err, &pe) && pe.Class == provider.ContextLength && !retriedContext {
+				retriedContext = true
+				if ok, ferr := a.forceEvict(); ferr != nil {
+					return fold.Aborted, ferr
+				} else if ok {
+					turns--
+					continue
+				}
+			}
+			return fold.Aborted, err
+		}
+		if ctx.Err() != nil && len(reply.Parts) == 0 {
+			return fold.Cancelled, nil
+		}
+		verdict, calls, err := a.commitReply(reply, false)
+		if err != nil {
+			return fold.Aborted, err
+		}
+		switch verdict {
+		case fold.Empty, fold.Truncated:
+			nudges++
+			if nudges > a.cfg.Nudges {
+				msg := fmt.Sprintf("the model gave %d empty or truncated replies in one exchange; the exchange ends here", nudges)
+				_ = a.sess.Append(&record.Failure{Message: msg})
+				return fold.Aborted, errors.New(msg)
+			}
+			why := "empty"
+			text := "[rein: your last reply was empty. Continue with the task, or say that you are done.]"
+			if verdict == fold.Truncated {
+				why = "truncated"
+				text = "[rein: your last reply was cut off at the output limit. Continue where you stopped, in smaller steps.]"
+			}
+			if err := a.sess.Append(&record.Nudge{Reason: why, Count: nudges}, &record.Steering{Text: text, Source: "nudge"}); err != nil {
+				return fold.Aborted, err
+			}
+			continue
+		}
+		if len(calls) == 0 {
+			return fold.Replied, nil
+		}
+		if err := a.runBatch(ctx, calls); err != nil {
+			return fold.Aborted, err
+		}
+		if ctx.Err() != nil {
+			return fold.Cancelled, nil
+		}
+	}
+}
+
+// boundary delivers queued steering and weighs the context, at a turn boundary.
+func (a *Agent) boundary() error {
+	st := a.sess.State()
+	if st.Phase() == fold.AwaitingAssistantAfterToolResults || st.Phase() == fold.AwaitingAssistantAfterUser {
+		for _, t := range a.takePending() {
+			if err := a.sess.Append(&record.Steering{Text: t, Source: "user"}); err != nil {
+				return err
+			}
+		}
+	}
+	return a.weigh()
+}
+
+// request builds, validates and streams one request, with retries.
+func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) {
+	st := a.sess.State()
+	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(), MaxTokens: a.cfg.MaxTokens, Thinking: a.cfg.Thinking}
+	body, err := a.cfg.Wire.Encode(req)
+	if err != nil {
+		return provider.Reply{}, fmt.Errorf("encode the request: %w", err)
+	}
+	if v := a.cfg.Wire.Validate(body); v != nil {
+		path := a.saveRequest(body)
+		msg := fmt.Sprintf("rein built a request the provider would refuse (%s: %s); it was not sent and is saved at %s — this is a bug in rein", v.Rule, v.Error(), path)
+		_ = a.sess.Append(&record.Failure{Message: msg})
+		return provider.Reply{}, errors.New(msg)
+	}
+	attempt := 1
+	if err := a.sess.Append(&record.TurnStarted{Attempt: attempt}); err != nil {
+		return provider.Reply{}, err
+	}
+	m := sender{a.cfg.Wire, body}
+	reply, err := a.cfg.Retry.Stream(ctx, m, req, a.publishStream, func(w provider.Wait) {
+		_ = a.sess.Append(
+			&record.ProviderError{Class: string(w.Err.Class), Status: w.Err.Status, Type: w.Err.Type, Message: w.Err.Message, Attempt: w.Attempt},
+			&record.RetryScheduled{Attempt: w.Attempt, DelayMs: w.Delay.Milliseconds(), Class: string(w.Err.Class)},
+		)
+		_ = a.sess.Sync()
+		a.sess.Publish(session.Live{Kind: "status", Text: fmt.Sprintf("%s; retrying in %s", w.Err.Error(), w.Delay.Round(time.Millisecond))})
+	})
+	if err != nil {
+		var pe *provider.Error
+		if errors.As(err, &pe) && pe.Class != provider.Cancelled {
+			_ = a.sess.Append(&record.ProviderError{Class: string(pe.Class), Status: pe.Status, Type: pe.Type, Message: pe.Message})
+		}
+		if errors.As(err, &pe) && pe.Class == provider.InvalidRequest {
+			path := a.saveRequest(body)
+			err = fmt.Errorf("%w (the request passed rein's validator, so this is reported as a harness bug; it is saved at %s)", err, path)
+		}
+	}
+	return reply, err
+}
+
+// sender adapts pre-encoded bytes to provider.Model so the retry policy resends the exact bytes
+// that were validated.
+type sender struct {
+	w    Wire
+	body []byte
+}
+
+func (s sender) Stream(ctx context.Context, _ provider.Request, on func(provider.Event)) (provider.Reply, error) {
+	return s.w.Send(ctx, s.body, on)
+}
+
+func (a *Agent) publishStream(e provider.Event) {
+	switch e.Type {
+	case provider.TextDelta:
+		a.sess.Publish(session.Live{Kind: "text", Text: e.Text})
+	case provider.ThinkingDelta:
+		a.sess.Publish(session.Live{Kind: "thinking", Text: e.Text})
+	case provider.ToolCallStart:
+		a.sess.Publish(session.Live{Kind: "tool_call", CallID: e.CallID, Name: e.Name})
+	case provider.ToolArgsDelta:
+		a.sess.Publish(session.Live{Kind: "tool_args", CallID: e.CallID, Text: e.Text})
+	case provider.Restart:
+		a.sess.Publish(session.Live{Kind: "restart"})
+	}
+}
+
+func (a *Agent) saveRequest(body []byte) string {
+	path := filepath.Join(filepath.Dir(a.sess.Path()), fmt.Sprintf("request-%d.json", a.cfg.Now().UnixMilli()))
+	if err := os.WriteFile(path, body, 0o600); err != nil {
+		return "(could not be saved: " + err.Error() + ")"
+	}
+	return path
+}
+
+func (a *Agent) specs() []provider.Tool {
+	var out []provider.Tool
+	if a.cfg.Runner != nil && a.cfg.Runner.Tools != nil {
+		out = append(out, a.cfg.Runner.Tools.Specs()...)
+	}
+	for _, d := range a.cfg.Doors {
+		out = append(out, d.Spec())
+	}
+	return out
+}
+
+// commitStopped commits what a stream cut by Stop had said (DESIGN §6.7).
+func (a *Agent) commitStopped(reply provider.Reply) error {
+	_, _, err := a.commitReply(reply, true)
+	return err
+}
+
+// commitReply admits a reply and commits it with its repairs. It returns the verdict and the
+// tool calls the committed message makes.
+func (a *Agent) commitReply(reply provider.Reply, stopped bool) (fold.Verdict, []tool.Call, error) {
+	st := a.sess.State()
+	turn := st.Next()
+	parts, repairs, verdict := st.Admit(turn, fold.Draft{Parts: reply.Parts, Incomplete: reply.Incomplete, StopReason: reply.StopReason, Stopped: stopped})
+	if verdict == fold.Nothing {
+		return verdict, nil, nil
+	}
+	var ps []record.Payload
+	for _, r := range repairs {
+		ps = append(ps, &record.Repaired{Turn: turn, What: r.What, Original: r.Original})
+	}
+	stop := reply.StopReason
+	if stopped {
+		stop = provider.StopCancelled
+	}
+	model := reply.Model
+	if model == "" {
+		model = a.cfg.Model
+	}
+	ps = append(ps, &record.AssistantMessage{Turn: turn, Parts: parts, StopReason: stop, Model: model, Usage: reply.Usage})
+	if err := a.sess.Append(ps...); err != nil {
+		return verdict, nil, err
+	}
+	var calls []tool.Call
+	for _, p := range parts {
+		if p.Type == record.PartToolCall {
+			calls = append(calls, tool.Call{ID: p.CallID, Name: p.Name, Args: p.Args})
+		}
+	}
+	return verdict, calls, nil
+}

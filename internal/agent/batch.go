@@ -1,0 +1,67 @@
+package agent
+
+import (
+	"context"
+	"time"
+
+	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// runBatch runs a reply's tool calls in order and commits all their results at once. A Stop
+// (ctx cancelled) stops starting calls: the one running answers for itself (interrupted), the
+// finished ones keep their real results, and those never started are answered not_executed — in
+// the same one record, so nothing owed outlives the batch.
+func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
+	st := a.sess.State()
+	turn := st.Newest()
+	results := make([]record.ToolResult, 0, len(calls))
+	var after []record.Payload
+	for _, c := range calls {
+		if ctx.Err() != nil {
+			results = append(results, record.ToolResult{CallID: c.ID, IsError: true, Outcome: record.NotExecuted,
+				Content: fold.WithTrailer(c.Name+" was not executed: the session was stopped before it started.", turn)})
+			continue
+		}
+		if err := a.sess.Commit(&record.ToolStarted{CallID: c.ID, Name: c.Name}); err != nil {
+			return err
+		}
+		a.sess.Publish(session.Live{Kind: "tool_start", CallID: c.ID, Name: c.Name, Text: string(c.Args)})
+		start := a.cfg.Now()
+		res, extra := a.runOne(ctx, turn, c)
+		after = append(after, extra...)
+		if res.Content == "" {
+			res.Content = "(no output)"
+		}
+		if err := a.sess.Append(&record.ToolFinished{CallID: c.ID, DurationMs: a.cfg.Now().Sub(start).Milliseconds(), ExitCode: res.ExitCode, Outcome: res.Outcome}); err != nil {
+			return err
+		}
+		a.sess.Publish(session.Live{Kind: "tool_end", CallID: c.ID, Name: c.Name, Text: string(res.Outcome)})
+		results = append(results, record.ToolResult{CallID: c.ID, Content: fold.WithTrailer(res.Content, turn), IsError: res.IsError, Outcome: res.Outcome})
+	}
+	ps := append([]record.Payload{&record.ToolResults{Results: results}}, after...)
+	return a.sess.Append(ps...)
+}
+
+func (a *Agent) runOne(ctx context.Context, turn int64, c tool.Call) (tool.Result, []record.Payload) {
+	for _, d := range a.cfg.Doors {
+		if d.Spec().Name == c.Name {
+			return d.Run(ctx, a, turn, c)
+		}
+	}
+	if a.cfg.Runner == nil {
+		return tool.Failure("there is no tool called %s", c.Name), nil
+	}
+	return a.cfg.Runner.Run(ctx, c), nil
+}
+
+// weigh measures context pressure at a turn boundary (DESIGN §7.3).
+func (a *Agent) weigh() error { return nil }
+
+// forceEvict makes the harness's own eviction after a prompt-too-long error. It reports whether
+// it evicted anything.
+func (a *Agent) forceEvict() (bool, error) { return false, nil }
+
+var _ = time.Now

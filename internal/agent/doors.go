@@ -1,0 +1,258 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// Doors returns the model's own doors onto its session: the context tool and the transcript tool
+// (DESIGN §9).
+func Doors() []Door { return []Door{contextDoor{}, transcriptDoor{}} }
+
+func answer(v any) tool.Result {
+	b, _ := json.Marshal(v)
+	return tool.Result{Content: string(b), Outcome: record.OK}
+}
+
+// ---- context ------------------------------------------------------------------------------------
+
+type contextDoor struct{}
+
+func (contextDoor) Spec() provider.Tool {
+	return provider.Tool{
+		Name: "context",
+		Description: `Your context, as turns. {"op":"survey"} lists what it holds: rows [from, to, role, kind, label, bytes, held] and the bytes sent. ` +
+			`{"op":"evict","from":F,"to":T,"note":"..."} takes the run of turns F..T out of your context and leaves one line with your note in its place ` +
+			`(the note is required, one line, at most 240 bytes: say what the turns held and what still matters). A run must cover a residue whole. ` +
+			`Evicted turns stay readable with the transcript tool. The answer is the survey after the edit.`,
+		Schema: json.RawMessage(`{"type":"object","properties":{"op":{"type":"string","enum":["survey","evict"]},"from":{"type":"integer"},"to":{"type":"integer"},"note":{"type":"string"}},"required":["op"],"additionalProperties":false}`),
+	}
+}
+
+type surveyAnswer struct {
+	Rows  [][]any `json:"rows"`
+	Bytes int64   `json:"bytes"`
+}
+
+func surveyOf(sv fold.Survey) surveyAnswer {
+	a := surveyAnswer{Rows: make([][]any, 0, len(sv.Rows)), Bytes: sv.Bytes + sv.SystemBytes}
+	for _, r := range sv.Rows {
+		a.Rows = append(a.Rows, []any{r.From, r.To, r.Role, r.Kind, r.Label, r.Bytes, r.Held})
+	}
+	return a
+}
+
+func (contextDoor) Run(ctx context.Context, a *Agent, turn int64, call tool.Call) (tool.Result, []record.Payload) {
+	var args struct {
+		Op   string `json:"op"`
+		From int64  `json:"from"`
+		To   int64  `json:"to"`
+		Note string `json:"note"`
+	}
+	if err := json.Unmarshal(call.Args, &args); err != nil {
+		return tool.Failure("context: the arguments do not decode: %v", err), nil
+	}
+	st := a.sess.State()
+	switch args.Op {
+	case "survey":
+		return answer(surveyOf(st.Survey())), nil
+	case "evict":
+		if args.From == 0 || args.To == 0 {
+			return tool.Failure(`context evict needs from and to (turn ids; the survey lists them) and a note`), nil
+		}
+		next, err := st.PreviewEviction(args.From, args.To, args.Note)
+		if err != nil {
+			return tool.Failure("context evict refused: %v", err), nil
+		}
+		return answer(surveyOf(next.Survey())), []record.Payload{&record.Evicted{From: args.From, To: args.To, Note: args.Note, By: record.ByModel}}
+	}
+	return tool.Failure(`context: op must be "survey" or "evict", not %q`, args.Op), nil
+}
+
+// ---- transcript ---------------------------------------------------------------------------------
+
+type transcriptDoor struct{}
+
+// Limits of the transcript door's answers.
+const (
+	readMax  = 128 << 10 // bytes of messages one read answers
+	grepHits = 100
+	grepClip = 200
+)
+
+func (transcriptDoor) Spec() provider.Tool {
+	return provider.Tool{
+		Name: "transcript",
+		Description: `Everything this session recorded, including turns that have left your context. ` +
+			`{"op":"index"} lists every turn [id, role, kind, label, bytes, held]. ` +
+			`{"op":"read","turns":[ids]} answers each turn's messages exactly as they were sent. ` +
+			`{"op":"grep","pattern":"regexp","turns":[ids]?} answers hits [from, to, kind, role, line, text] (the 100 oldest, text clipped to 200 bytes) and the total count; residue notes are searched too. ` +
+			`The turn being written now cannot be read.`,
+		Schema: json.RawMessage(`{"type":"object","properties":{"op":{"type":"string","enum":["index","read","grep"]},"turns":{"type":"array","items":{"type":"integer"}},"pattern":{"type":"string"}},"required":["op"],"additionalProperties":false}`),
+	}
+}
+
+func (transcriptDoor) Run(ctx context.Context, a *Agent, turn int64, call tool.Call) (tool.Result, []record.Payload) {
+	var args struct {
+		Op      string  `json:"op"`
+		Turns   []int64 `json:"turns"`
+		Pattern string  `json:"pattern"`
+	}
+	if err := json.Unmarshal(call.Args, &args); err != nil {
+		return tool.Failure("transcript: the arguments do not decode: %v", err), nil
+	}
+	st := a.sess.State()
+	switch args.Op {
+	case "index":
+		var rows [][]any
+		for _, r := range st.Index() {
+			rows = append(rows, []any{r.From, r.Role, r.Kind, r.Label, r.Bytes, r.Held})
+		}
+		return answer(map[string]any{"turns": rows}), nil
+	case "read":
+		if len(args.Turns) == 0 {
+			return tool.Failure(`transcript read needs "turns": a list of turn ids (the index lists them)`), nil
+		}
+		if res, ok := refuseUnclosed(st, args.Turns); !ok {
+			return res, nil
+		}
+		type readTurn struct {
+			Turn     int64            `json:"turn"`
+			Role     record.Role      `json:"role"`
+			Held     string           `json:"held"`
+			Messages []record.Message `json:"messages"`
+		}
+		var out []readTurn
+		size := 0
+		for _, id := range args.Turns {
+			if ctx.Err() != nil {
+				return tool.Result{Content: "transcript read was stopped", IsError: true, Outcome: record.Interrupted}, nil
+			}
+			t, ok := st.Turn(id)
+			if !ok {
+				return tool.Failure("turn %d is not recorded: the latest is %d", id, st.High()), nil
+			}
+			msgs, err := a.sess.ReadTurn(id)
+			if err != nil {
+				return tool.Failure("turn %d cannot be read back: %v", id, err), nil
+			}
+			for _, m := range msgs {
+				size += int(fold.MessageSize(m))
+			}
+			if size > readMax && len(out) > 0 {
+				return answer(map[string]any{"turns": out, "more": fmt.Sprintf("stopped before turn %d: one read answers at most %d bytes; read the rest in another call", id, readMax)}), nil
+			}
+			out = append(out, readTurn{Turn: id, Role: t.Role, Held: st.Held(id), Messages: msgs})
+		}
+		return answer(map[string]any{"turns": out}), nil
+	case "grep":
+		return grep(ctx, a, st, args.Pattern, args.Turns), nil
+	}
+	return tool.Failure(`transcript: op must be "index", "read" or "grep", not %q`, args.Op), nil
+}
+
+// refuseUnclosed refuses a read of the turn being written, naming the closed turns of the work in
+// hand.
+func refuseUnclosed(st *fold.State, ids []int64) (tool.Result, bool) {
+	u := st.Unclosed()
+	for _, id := range ids {
+		if id == u && u != 0 {
+			closed := []string{}
+			for _, t := range st.Turns() {
+				if t.ID < u && !t.Withdrawn && t.ID >= lastPrompt(st) {
+					closed = append(closed, fmt.Sprint(t.ID))
+				}
+			}
+			msg := fmt.Sprintf("turn %d is being written now and cannot be read", u)
+			if len(closed) > 0 {
+				msg += "; the closed turns of the work in hand are " + strings.Join(closed, ", ")
+			}
+			return tool.Failure("%s", msg), false
+		}
+	}
+	return tool.Result{}, true
+}
+
+// lastPrompt is the id of the newest own user turn: where the work in hand began.
+func lastPrompt(st *fold.State) int64 {
+	ts := st.Turns()
+	for i := len(ts) - 1; i >= 0; i-- {
+		if ts[i].Role == record.User && ts[i].Kind == fold.Own {
+			return ts[i].ID
+		}
+	}
+	return 0
+}
+
+func grep(ctx context.Context, a *Agent, st *fold.State, pattern string, turns []int64) tool.Result {
+	if pattern == "" {
+		return tool.Failure(`transcript grep needs a "pattern" (a Go regular expression)`)
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return tool.Failure("transcript grep: the pattern does not compile: %v", err)
+	}
+	if res, ok := refuseUnclosed(st, turns); !ok {
+		return res
+	}
+	want := map[int64]bool{}
+	for _, id := range turns {
+		want[id] = true
+	}
+	u := st.Unclosed()
+	var hits [][]any
+	total := 0
+	add := func(from, to int64, kind string, role record.Role, line int, text string) {
+		total++
+		if len(hits) < grepHits {
+			if len(text) > grepClip {
+				text = text[:grepClip]
+			}
+			hits = append(hits, []any{from, to, kind, role, line, text})
+		}
+	}
+	for _, r := range st.Residues() {
+		if len(want) > 0 && !want[r.From] && !want[r.To] {
+			continue
+		}
+		if re.MatchString(r.Note) {
+			add(r.From, r.To, "residue", record.User, 1, r.Note)
+		}
+	}
+	for _, t := range st.Turns() {
+		if t.ID == u || (len(want) > 0 && !want[t.ID]) {
+			continue
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		msgs, err := a.sess.ReadTurn(t.ID)
+		if err != nil {
+			continue
+		}
+		line := 0
+		for _, m := range msgs {
+			for _, p := range m.Parts {
+				text := p.Text
+				if p.Type == record.PartToolCall {
+					text = p.Name + " " + string(p.Args)
+				}
+				for _, l := range strings.Split(text, "\n") {
+					line++
+					if re.MatchString(l) {
+						add(t.ID, t.ID, string(t.Kind), m.Role, line, l)
+					}
+				}
+			}
+		}
+	}
+	return answer(map[string]any{"hits": hits, "total": total})
+}

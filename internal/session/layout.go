@@ -1,0 +1,120 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/internal/journal"
+)
+
+// Root returns rein's state directory: $REIN_HOME, else $XDG_STATE_HOME/rein, else
+// ~/.local/state/rein. getenv is os.Getenv in production; cmd passes it in.
+func Root(getenv func(string) string) (string, error) {
+	if h := getenv("REIN_HOME"); h != "" {
+		return h, nil
+	}
+	if x := getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "rein"), nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", errors.New("cannot find a state directory: set REIN_HOME or HOME")
+	}
+	return filepath.Join(home, ".local", "state", "rein"), nil
+}
+
+// Slug names a workspace's directory of sessions: its absolute path with separators as dashes.
+func Slug(cwd string) string {
+	s := strings.Trim(strings.ReplaceAll(filepath.Clean(cwd), string(filepath.Separator), "-"), "-")
+	if s == "" {
+		return "root"
+	}
+	return s
+}
+
+// ProjectDir is where a workspace's sessions live.
+func ProjectDir(root, cwd string) string { return filepath.Join(root, "sessions", Slug(cwd)) }
+
+// NewID mints a session id that sorts by creation time: 20261129-194512-3f9a1c.
+func NewID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Entry is one session found on disk.
+type Entry struct {
+	ID      string
+	Dir     string
+	Path    string // its record.jsonl
+	ModTime time.Time
+}
+
+// List returns a workspace's sessions, newest first.
+func List(root, cwd string) ([]Entry, error) {
+	dir := ProjectDir(root, cwd)
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []Entry
+	for _, de := range des {
+		if !de.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, de.Name(), journal.FileName)
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		out = append(out, Entry{ID: de.Name(), Dir: filepath.Join(dir, de.Name()), Path: p, ModTime: fi.ModTime()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
+	return out, nil
+}
+
+// Find resolves a session id (or a unique prefix of one) in a workspace, or, when ref is a path
+// to a record file or a session directory, that.
+func Find(root, cwd, ref string) (Entry, error) {
+	if strings.ContainsRune(ref, filepath.Separator) || strings.HasSuffix(ref, ".jsonl") {
+		p := ref
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			p = filepath.Join(p, journal.FileName)
+		}
+		if _, err := os.Stat(p); err != nil {
+			return Entry{}, fmt.Errorf("no record at %s: %w", ref, err)
+		}
+		return Entry{ID: filepath.Base(filepath.Dir(p)), Dir: filepath.Dir(p), Path: p}, nil
+	}
+	all, err := List(root, cwd)
+	if err != nil {
+		return Entry{}, err
+	}
+	var hits []Entry
+	for _, e := range all {
+		if e.ID == ref {
+			return e, nil
+		}
+		if strings.HasPrefix(e.ID, ref) {
+			hits = append(hits, e)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return Entry{}, fmt.Errorf("no session %q in this workspace (%s); `rein sessions` lists them", ref, cwd)
+	case 1:
+		return hits[0], nil
+	}
+	return Entry{}, fmt.Errorf("%q names %d sessions; give more of the id", ref, len(hits))
+}

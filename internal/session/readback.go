@@ -1,0 +1,80 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/fsys"
+	"github.com/reinhq/rein/internal/journal"
+	"github.com/reinhq/rein/internal/record"
+)
+
+// pointerLocked returns where turn t was first recorded: its own pointer if it was inherited
+// (so a grandchild names the grandparent's file directly), else this file's loci of its records.
+// The caller holds s.mu.
+func (s *Session) pointerLocked(t fold.Turn) record.Pointer {
+	if t.Pointer != nil {
+		return *t.Pointer
+	}
+	p := record.Pointer{File: s.path, Loci: make([]record.Locus, 0, len(t.Seqs))}
+	for _, seq := range t.Seqs {
+		p.Loci = append(p.Loci, s.loci[seq-1])
+	}
+	return p
+}
+
+// Pointer returns where turn id was first recorded.
+func (s *Session) Pointer(id int64) (record.Pointer, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	t, ok := s.st.Turn(id)
+	if !ok {
+		return record.Pointer{}, false
+	}
+	return s.pointerLocked(t), true
+}
+
+// ReadTurn returns a turn's messages exactly as they were sent: from memory while the turn is in
+// the context, else read back from the record through its digest-checked pointer, outside the
+// session's lock.
+func (s *Session) ReadTurn(id int64) ([]record.Message, error) {
+	s.mu.RLock()
+	t, ok := s.st.Turn(id)
+	var p record.Pointer
+	if ok && (t.Messages == nil || t.Withdrawn || t.Under >= 0) {
+		p = s.pointerLocked(t)
+	}
+	latest := s.st.High()
+	s.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("turn %d is not recorded: the latest is %d", id, latest)
+	}
+	if p.File == "" {
+		return t.Messages, nil
+	}
+	return ReadPointer(s.opts.FS, p)
+}
+
+// ReadPointer reads a turn's records back through a pointer and rebuilds its messages.
+func ReadPointer(fs fsys.FS, p record.Pointer) ([]record.Message, error) {
+	lines, err := journal.ReadPointer(fs, p)
+	if err != nil {
+		return nil, err
+	}
+	bodies := make([]record.Payload, 0, len(lines))
+	for i, line := range lines {
+		r, err := record.Decode(line, p.Loci[i].Seq)
+		if err != nil {
+			return nil, fmt.Errorf("read back %s: %w", p.File, err)
+		}
+		bodies = append(bodies, r.Body)
+	}
+	return fold.TurnMessages(bodies), nil
+}
+
+// Inheritance builds the first record of a child forked from this session at turn at (0: all).
+func (s *Session) Inheritance(at int64) (*record.Inherited, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.st.Inheritance(s.id, at, s.pointerLocked)
+}

@@ -1,0 +1,287 @@
+// Package session is the single writer of one session's record: it proposes records to the fold,
+// writes and syncs them through the journal, applies them, and publishes what changed. Nothing
+// else writes a record file.
+//
+// The order is fixed and written here once: propose → judge → encode (redacted) → append → sync
+// (protocol records before they are applied; events no later than the next protocol record or an
+// explicit Sync) → apply → publish. A record the fold refuses on the live path is a harness bug:
+// the append fails and nothing is written.
+//
+// Readers never see a half-applied state: Read runs under the session's read lock, and departed
+// turns are read back from the file through digest-checked pointers outside it.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/fsys"
+	"github.com/reinhq/rein/internal/journal"
+	"github.com/reinhq/rein/internal/record"
+)
+
+// Options are the injected edges of a session.
+type Options struct {
+	FS     fsys.FS
+	Now    func() time.Time
+	Redact func(string) string // applied to tool output at the one place records are written
+}
+
+func (o Options) withDefaults() Options {
+	if o.FS == nil {
+		o.FS = fsys.OS{}
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
+	}
+	return o
+}
+
+// Session is one open session: its folded state and its record file.
+type Session struct {
+	opts Options
+	id   string
+	path string
+
+	mu     sync.RWMutex // guards everything below; writers are serialised by wmu
+	wmu    sync.Mutex
+	st     *fold.State
+	w      *journal.Writer
+	loci   []record.Locus // loci[seq-1]
+	failed error
+
+	smu  sync.Mutex
+	subs map[int]chan Update
+	next int
+}
+
+// Update is what subscribers receive: a record that was applied, or a live event that is
+// published but not recorded (streamed text, tool output).
+type Update struct {
+	Record *record.Record
+	Live   *Live
+}
+
+// Live is a live, unrecorded event.
+type Live struct {
+	Kind   string // "text", "thinking", "tool_args", "tool_output", "restart", "status"
+	Text   string
+	CallID string
+	Name   string
+}
+
+// ErrFailed wraps every error after a session failed (an fsync error, a refused live record).
+var ErrFailed = errors.New("session failed")
+
+// Create creates a session in dir and writes its first record, session_started.
+func Create(dir string, opts Options, started *record.SessionStarted) (*Session, error) {
+	opts = opts.withDefaults()
+	w, err := journal.Create(opts.FS, dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{opts: opts, id: started.Session, path: w.Path(), st: fold.New(), w: w, subs: map[int]chan Update{}}
+	if err := s.Commit(started); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Open replays a session's record through the fold (quarantining a torn tail) and returns it
+// ready to append. A refused record leaves the file untouched and returns a *journal.RefusedError.
+func Open(path string, opts Options) (*Session, journal.Report, error) {
+	opts = opts.withDefaults()
+	st := fold.New()
+	var loci []record.Locus
+	w, rep, err := journal.Open(opts.FS, path, func(seq int64, line []byte, loc record.Locus) error {
+		r, err := record.Decode(line, seq)
+		if err != nil {
+			return err
+		}
+		if err := st.Step(r); err != nil {
+			return err
+		}
+		loci = append(loci, loc)
+		return nil
+	})
+	if err != nil {
+		return nil, rep, err
+	}
+	s := &Session{opts: opts, id: st.Meta().Session, path: path, st: st, w: w, loci: loci, subs: map[int]chan Update{}}
+	return s, rep, nil
+}
+
+// Replay folds a record file without opening it for writing (and without quarantining anything).
+func Replay(fs fsys.FS, path string) (*fold.State, journal.Report, error) {
+	if fs == nil {
+		fs = fsys.OS{}
+	}
+	st := fold.New()
+	rep, err := journal.Inspect(fs, path, func(seq int64, line []byte, _ record.Locus) error {
+		r, err := record.Decode(line, seq)
+		if err != nil {
+			return err
+		}
+		return st.Step(r)
+	})
+	return st, rep, err
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.id }
+
+// Path returns the record file's path.
+func (s *Session) Path() string { return s.path }
+
+// Append writes records in order. Each protocol record is synced before it is applied; events are
+// written at once and synced with the next protocol record or Sync.
+func (s *Session) Append(ps ...record.Payload) error { return s.write(false, ps) }
+
+// Commit appends records and syncs them all before returning: for events something must act on
+// durably (tool_started before a tool runs; a host submission before it is acknowledged).
+func (s *Session) Commit(ps ...record.Payload) error { return s.write(true, ps) }
+
+func (s *Session) write(syncAll bool, ps []record.Payload) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.failed != nil {
+		return fmt.Errorf("%w: %v", ErrFailed, s.failed)
+	}
+	var applied []record.Record
+	for _, p := range ps {
+		p = s.redact(p)
+		r := record.Record{Seq: s.st.Seq() + 1, Time: s.opts.Now().UnixMilli(), Body: p}
+		if err := s.st.Judge(r); err != nil {
+			return s.fail(fmt.Errorf("the fold refused a live record (a harness bug): %w", err))
+		}
+		line, err := record.Encode(r)
+		if err != nil {
+			return s.fail(err)
+		}
+		loc, err := s.w.Append(line)
+		if err != nil {
+			return s.fail(err)
+		}
+		if r.Class() == record.Protocol {
+			if err := s.w.Sync(); err != nil {
+				return s.fail(err)
+			}
+		}
+		s.mu.Lock()
+		err = s.st.Step(r)
+		s.loci = append(s.loci, loc)
+		s.mu.Unlock()
+		if err != nil {
+			return s.fail(err)
+		}
+		applied = append(applied, r)
+	}
+	if syncAll {
+		if err := s.w.Sync(); err != nil {
+			return s.fail(err)
+		}
+	}
+	for i := range applied {
+		s.publish(Update{Record: &applied[i]})
+	}
+	return nil
+}
+
+func (s *Session) fail(err error) error {
+	s.failed = err
+	return fmt.Errorf("%w: %v", ErrFailed, err)
+}
+
+// Sync makes every written event durable.
+func (s *Session) Sync() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.failed != nil {
+		return fmt.Errorf("%w: %v", ErrFailed, s.failed)
+	}
+	if err := s.w.Sync(); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// redact passes tool output through the redactor; other payloads are returned as they are.
+func (s *Session) redact(p record.Payload) record.Payload {
+	tr, ok := p.(*record.ToolResults)
+	if !ok {
+		return p
+	}
+	out := &record.ToolResults{Results: make([]record.ToolResult, len(tr.Results))}
+	for i, r := range tr.Results {
+		r.Content = s.opts.Redact(r.Content)
+		out.Results[i] = r
+	}
+	return out
+}
+
+// Read runs fn with the folded state under the read lock. fn must not keep the state or call
+// back into the session.
+func (s *Session) Read(fn func(st *fold.State)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	fn(s.st)
+}
+
+// State returns the folded state for the session's single writer (the agent's goroutine, which
+// alone appends). Others use Read.
+func (s *Session) State() *fold.State { return s.st }
+
+// Close closes the record file.
+func (s *Session) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.smu.Lock()
+	for k, ch := range s.subs {
+		close(ch)
+		delete(s.subs, k)
+	}
+	s.smu.Unlock()
+	return s.w.Close()
+}
+
+// Publish sends a live event to subscribers; it is not recorded.
+func (s *Session) Publish(l Live) { s.publish(Update{Live: &l}) }
+
+// Subscribe returns a channel of updates and a function that ends the subscription. A subscriber
+// that falls more than 4096 updates behind is dropped: its channel closes and it must re-read.
+func (s *Session) Subscribe() (<-chan Update, func()) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	ch := make(chan Update, 4096)
+	k := s.next
+	s.next++
+	s.subs[k] = ch
+	return ch, func() {
+		s.smu.Lock()
+		defer s.smu.Unlock()
+		if c, ok := s.subs[k]; ok {
+			close(c)
+			delete(s.subs, k)
+		}
+	}
+}
+
+func (s *Session) publish(u Update) {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	for k, ch := range s.subs {
+		select {
+		case ch <- u:
+		default:
+			close(ch)
+			delete(s.subs, k)
+		}
+	}
+}
