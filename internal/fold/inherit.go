@@ -169,6 +169,7 @@ func (s *State) applyInherited(b *record.Inherited) {
 		}
 		k := len(s.residues)
 		s.residues = append(s.residues, Residue{From: r.From, To: r.To, Note: r.Note, By: r.By, Parent: parent})
+		s.resMsgs = append(s.resMsgs, residueMessage(s.residues[k]))
 		stack = append(stack, k)
 		// Outer residues come first, so the last one to claim a turn is its innermost.
 		lo, hi := s.span(r.From, r.To)
@@ -181,4 +182,5 @@ func (s *State) applyInherited(b *record.Inherited) {
 	if b.High > s.high {
 		s.high = b.High
 	}
+	s.invalidate()
 }

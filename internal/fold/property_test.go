@@ -159,6 +159,9 @@ func TestLiveEqualsReplay(t *testing.T) {
 				}
 			}
 			checkLaminar(rt, a.l.s)
+			if d := cmp.Diff(naiveContext(a.l.s), a.l.s.Context(), cmpopts.EquateEmpty()); d != "" {
+				rt.Fatalf("the incremental rendering differs from rendering afresh after step %d:\n%s", i, d)
+			}
 		}
 		if d := cmpViews(viewOf(a.l.s), viewOf(replay(rt, a.l.recs))); d != "" {
 			rt.Fatalf("replay differs from the live fold:\n%s", d)
@@ -357,4 +360,18 @@ func FuzzFold(f *testing.F) {
 			}
 		}
 	})
+}
+
+// naiveContext renders the frontier from scratch, as the incremental Context must.
+func naiveContext(s *State) []record.Message {
+	var out []record.Message
+	for _, it := range s.Frontier() {
+		if it.Residue >= 0 {
+			r := s.Residues()[it.Residue]
+			out = append(out, record.Message{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: ResidueText(r.From, r.To, r.Note)}}})
+			continue
+		}
+		out = append(out, s.Turns()[it.Turn].Messages...)
+	}
+	return out
 }

@@ -14,37 +14,61 @@ import (
 //
 // Rendering is incremental: a turn's messages are built once, when its records land, and shared
 // by every later request, so the cost of a request is one slice append per frontier message.
-// The returned slice is new; the messages in it are shared and must not be modified.
+// The returned slice and its messages are shared with the state: they must not be modified, and
+// they are valid until the next record is applied (copy them to keep them longer). Context itself
+// does no work, so concurrent readers may call it.
 func (s *State) Context() []record.Message {
-	n := 0
-	for i := range s.turns {
-		n += len(s.turns[i].Messages)
+	return s.rendered[:len(s.rendered):len(s.rendered)]
+}
+
+// refresh brings s.rendered up to date after a record was applied: the closed part of the
+// frontier (every turn but the newest, which may still grow) is extended as turns close and never
+// rewritten until an edit; the newest turn is rendered afresh after it.
+func (s *State) refresh() {
+	closed := len(s.turns) - 1
+	s.rendered = s.rendered[:s.tailStart]
+	for ; s.renderedTurns < closed; s.renderedTurns++ {
+		s.rendered = s.renderItem(s.rendered, s.renderedTurns)
 	}
-	out := make([]record.Message, 0, n+len(s.residues))
-	last := -1
-	for i := range s.turns {
-		t := &s.turns[i]
-		if t.Withdrawn {
-			continue
-		}
-		if t.Under < 0 {
-			out = append(out, t.Messages...)
-			continue
-		}
-		o := s.outermost(t.Under)
-		if o == last {
-			continue
-		}
-		last = o
-		out = append(out, s.ResidueMessage(o))
+	s.tailStart = len(s.rendered)
+	if closed >= 0 {
+		last := s.renderedLast
+		s.rendered = s.renderItem(s.rendered, closed)
+		s.renderedLast = last
 	}
-	return out
+}
+
+// renderItem appends what turn position i contributes to the frontier: its messages if it is
+// resident, its outermost residue's message if that residue was not already emitted.
+func (s *State) renderItem(out []record.Message, i int) []record.Message {
+	t := &s.turns[i]
+	if t.Withdrawn {
+		return out
+	}
+	if t.Under < 0 {
+		return append(out, t.Messages...)
+	}
+	o := s.outermost(t.Under)
+	if o == s.renderedLast {
+		return out
+	}
+	s.renderedLast = o
+	return append(out, s.resMsgs[o])
+}
+
+// invalidate renders the frontier anew after an edit, in a new array so that slices handed out
+// before the edit keep what they held.
+func (s *State) invalidate() {
+	s.rendered = nil
+	s.renderedTurns, s.tailStart, s.renderedLast = 0, 0, -1
+	s.refresh()
 }
 
 // ResidueMessage renders residue i as the one user-voice message that stands for its span. Its
 // size does not depend on what it covers.
-func (s *State) ResidueMessage(i int) record.Message {
-	r := s.residues[i]
+func (s *State) ResidueMessage(i int) record.Message { return s.resMsgs[i] }
+
+func residueMessage(r Residue) record.Message {
 	return record.Message{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: ResidueText(r.From, r.To, r.Note)}}}
 }
 

@@ -130,6 +130,7 @@ func (s *State) applyEviction(seq int64, b *record.Evicted) {
 	items, _ := s.CheckEviction(b.From, b.To, b.Note)
 	k := len(s.residues)
 	s.residues = append(s.residues, Residue{From: b.From, To: b.To, Note: b.Note, By: b.By, Parent: -1, Seq: seq})
+	s.resMsgs = append(s.resMsgs, residueMessage(s.residues[k]))
 	for _, it := range items {
 		if it.Residue >= 0 {
 			s.residues[it.Residue].Parent = k
@@ -147,6 +148,7 @@ func (s *State) applyEviction(seq int64, b *record.Evicted) {
 		t.Messages = nil
 	}
 	s.meta.UsageStale = true
+	s.invalidate()
 }
 
 // span returns the positions [lo, hi) of the turns with ids in [from, to].
@@ -214,6 +216,7 @@ func (s *State) withdrawFrom(anchor int64) {
 	}
 	s.phase = ReadyForUser
 	s.meta.UsageStale = true
+	s.invalidate()
 }
 
 // clone returns a copy of the state that an eviction may be applied to without touching s. Maps
@@ -222,6 +225,7 @@ func (s *State) clone() *State {
 	c := *s
 	c.turns = append([]Turn(nil), s.turns...)
 	c.residues = append([]Residue(nil), s.residues...)
+	c.resMsgs = append([]record.Message(nil), s.resMsgs...)
 	return &c
 }
 

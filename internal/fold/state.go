@@ -102,6 +102,13 @@ type State struct {
 	index    map[int64]int // turn id → position in turns
 	high     int64         // the highest turn id ever recorded in this lineage
 	residues []Residue
+	resMsgs  []record.Message // resMsgs[i] renders residues[i]
+
+	// The rendered closed part of the frontier (see Context).
+	rendered      []record.Message
+	renderedTurns int // turn positions rendered into the closed part
+	tailStart     int // where the newest turn's messages begin in rendered
+	renderedLast  int // the last residue rendered into the closed part
 
 	owed      []string // call ids the newest assistant turn still owes, in call order
 	callNames map[string]string
@@ -146,6 +153,7 @@ type Submission struct {
 // New returns the state of an empty session.
 func New() *State {
 	return &State{
+		renderedLast: -1,
 		index:     map[int64]int{},
 		callNames: map[string]string{},
 		started:   map[string]bool{},
@@ -180,6 +188,9 @@ func (s *State) Step(r record.Record) error {
 	}
 	s.apply(r)
 	s.seq = r.Seq
+	if r.Class() == record.Protocol {
+		s.refresh()
+	}
 	return nil
 }
 
