@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -68,7 +69,7 @@ type Violation struct {
 }
 
 func (v *Violation) Error() string {
-	if v.Path != "" {
+	if v.Path != "" && !strings.HasPrefix(v.Message, v.Path) {
 		return v.Path + ": " + v.Message
 	}
 	return v.Message

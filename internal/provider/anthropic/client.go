@@ -1,0 +1,122 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/reinhq/rein/internal/provider"
+)
+
+// Version is the anthropic-version every request is sent with, pinned deliberately (see the
+// package doc).
+const Version = "2023-06-01"
+
+// DefaultBaseURL is where the Messages API lives.
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 1 << 20
+
+// Config is what a Client needs. Zero fields take the defaults.
+type Config struct {
+	BaseURL    string       // default DefaultBaseURL; the simulator's URL in tests
+	APIKey     string       // sent as x-api-key
+	HTTPClient *http.Client // default http.DefaultClient; give it no Timeout, streams are long
+	Version    string       // default Version
+	Headers    http.Header  // extra headers, e.g. anthropic-beta
+}
+
+// Client streams Messages API requests. It implements provider.Model and makes exactly one
+// attempt per call; retries are provider.Policy's.
+type Client struct {
+	url     string
+	key     string
+	http    *http.Client
+	version string
+	headers http.Header
+}
+
+var _ provider.Model = (*Client)(nil)
+
+// New returns a client for cfg.
+func New(cfg Config) *Client {
+	c := &Client{
+		url:     strings.TrimRight(cfg.BaseURL, "/") + "/v1/messages",
+		key:     cfg.APIKey,
+		http:    cfg.HTTPClient,
+		version: cfg.Version,
+		headers: cfg.Headers.Clone(),
+	}
+	if cfg.BaseURL == "" {
+		c.url = DefaultBaseURL + "/v1/messages"
+	}
+	if c.http == nil {
+		c.http = http.DefaultClient
+	}
+	if c.version == "" {
+		c.version = Version
+	}
+	return c
+}
+
+// Stream encodes req and sends it: Encode, then Send.
+func (c *Client) Stream(ctx context.Context, req provider.Request, on func(provider.Event)) (provider.Reply, error) {
+	body, err := Encode(req)
+	if err != nil {
+		return provider.Reply{}, &provider.Error{Class: provider.InvalidRequest, Message: err.Error(), Err: err}
+	}
+	return c.Send(ctx, body, on)
+}
+
+// Send posts body, exactly these bytes, to /v1/messages and decodes the streamed reply, publishing
+// live events to on (which may be nil). The caller may have validated and recorded body first.
+//
+// It returns the reply and nil when the stream ended with message_stop. Otherwise it returns what
+// arrived and a *provider.Error: a non-2xx response classified by provider.Classify, an error
+// event from the stream, a stream cut before message_stop (network), or a cancelled ctx, which
+// ends the stream at once (cancelled, StopReason StopCancelled, the partial reply kept).
+func (c *Client) Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return provider.Reply{}, &provider.Error{Class: provider.InvalidRequest, Message: err.Error(), Err: err}
+	}
+	for k, vs := range c.headers {
+		hreq.Header[k] = vs
+	}
+	if c.key != "" {
+		hreq.Header.Set("x-api-key", c.key)
+	}
+	hreq.Header.Set("anthropic-version", c.version)
+	hreq.Header.Set("content-type", "application/json")
+	hreq.Header.Set("accept", "text/event-stream")
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return provider.Reply{}, transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	// However the transport treats ctx, a Stop closes the body so the read below ends at once.
+	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
+	defer stop()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if err != nil && ctx.Err() != nil {
+			return provider.Reply{}, transportError(ctx, err)
+		}
+		return provider.Reply{}, provider.Classify(resp.StatusCode, resp.Header, data)
+	}
+	return decode(ctx, resp.Body, on)
+}
+
+// transportError classifies a failure to get a response: cancelled only when the caller's ctx
+// ended, a network failure otherwise (even a client timeout that reports DeadlineExceeded).
+func transportError(ctx context.Context, err error) *provider.Error {
+	if ctx.Err() != nil {
+		return provider.ClassifyTransport(ctx.Err(), false)
+	}
+	e := provider.ClassifyTransport(err, false)
+	e.Class = provider.Network
+	return e
+}

@@ -1,0 +1,240 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/reinhq/rein/internal/provider"
+)
+
+// Chat is a streaming Chat Completions client: OpenAI's, or any OpenAI-compatible server's.
+type Chat struct {
+	c      client
+	compat Compat
+}
+
+// NewChat returns a client posting to {BaseURL}/chat/completions.
+func NewChat(cfg Config) *Chat {
+	return &Chat{c: newClient(cfg, "/chat/completions"), compat: cfg.Compat}
+}
+
+// Stream encodes req for this client's server and sends it (provider.Model).
+func (m *Chat) Stream(ctx context.Context, req provider.Request, on func(provider.Event)) (provider.Reply, error) {
+	body, err := m.compat.EncodeChat(req)
+	if err != nil {
+		return provider.Reply{}, &provider.Error{Class: provider.InvalidRequest, Message: err.Error(), Err: err}
+	}
+	return m.Send(ctx, body, on)
+}
+
+// Send posts body, a request already encoded (and validated), exactly as given, and decodes the
+// streamed reply as Stream does. on receives live events in order and may be nil.
+func (m *Chat) Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error) {
+	return m.c.send(ctx, body, newChatDecoder(on))
+}
+
+// chatChunk is one streamed chunk. Error is set (nested shape) or Object is "error" (flat shape,
+// vLLM) when the server reports a failure inside the stream.
+type chatChunk struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	Model   string `json:"model"`
+	Choices []struct {
+		Index int `json:"index"`
+		Delta struct {
+			Content          string          `json:"content"`
+			Refusal          string          `json:"refusal"`
+			Reasoning        json.RawMessage `json:"reasoning"`
+			ReasoningContent string          `json:"reasoning_content"`
+			ToolCalls        []chatCallDelta `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+	wireError
+}
+
+type chatCallDelta struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// chatDecoder assembles a Chat Completions stream. Tool calls are merged by their index; a
+// different id at an index already in use opens a new call there (Ollama numbers every call of
+// a parallel batch 0), while the same id again (some servers resend it on every chunk) does not.
+type chatDecoder struct {
+	a       assembly
+	calls   map[int]int // wire index → part index of the call it currently names
+	ids     map[int]string
+	last    int // part index of the latest call, -1 if none
+	finish  string
+	refusal bool
+	ended   bool
+}
+
+func newChatDecoder(on func(provider.Event)) *chatDecoder {
+	return &chatDecoder{a: newAssembly(on), calls: map[int]int{}, ids: map[int]string{}, last: -1}
+}
+
+func (d *chatDecoder) assembled() *assembly { return &d.a }
+
+func (d *chatDecoder) eof() bool {
+	if d.finish == "" {
+		return false
+	}
+	d.end()
+	return true
+}
+
+var doneMarker = []byte("[DONE]")
+
+func (d *chatDecoder) event(_ string, data []byte) (bool, error) {
+	data = bytes.TrimSpace(data)
+	if bytes.Equal(data, doneMarker) {
+		d.end()
+		return true, nil
+	}
+	var c chatChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return false, fmt.Errorf("decode chat chunk: %w", err)
+	}
+	if kind(c.Error) == "object" {
+		var w wireError
+		if err := json.Unmarshal(c.Error, &w); err != nil {
+			return false, fmt.Errorf("decode chat error: %w", err)
+		}
+		return false, w.classify(data)
+	}
+	if c.Object == "error" {
+		return false, c.wireError.classify(data)
+	}
+	if d.a.reply.ID == "" {
+		d.a.reply.ID = c.ID
+	}
+	if d.a.reply.Model == "" {
+		d.a.reply.Model = c.Model
+	}
+	if u := c.Usage; u != nil {
+		var cached int64
+		if u.PromptTokensDetails != nil {
+			cached = u.PromptTokensDetails.CachedTokens
+		}
+		d.a.reply.Usage = usage(u.PromptTokens, u.CompletionTokens, cached)
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			continue
+		}
+		dl := &ch.Delta
+		if dl.ReasoningContent != "" {
+			d.a.thinking(dl.ReasoningContent)
+		} else if kind(dl.Reasoning) == "string" {
+			var s string
+			if json.Unmarshal(dl.Reasoning, &s) == nil {
+				d.a.thinking(s)
+			}
+		}
+		d.a.text(dl.Content)
+		if dl.Refusal != "" {
+			d.refusal = true
+			d.a.text(dl.Refusal)
+		}
+		for j := range dl.ToolCalls {
+			if err := d.callDelta(&dl.ToolCalls[j]); err != nil {
+				return false, err
+			}
+		}
+		if ch.FinishReason != "" {
+			d.finish = ch.FinishReason
+		}
+	}
+	return false, nil
+}
+
+// callDelta merges one piece of a tool call.
+func (d *chatDecoder) callDelta(t *chatCallDelta) error {
+	i, known := -1, false
+	if t.Index != nil {
+		i, known = d.calls[*t.Index]
+	} else if d.last >= 0 {
+		i, known = d.last, true
+	}
+	if known && t.ID != "" {
+		cur := d.a.reply.Parts[i].CallID
+		if cur == "" {
+			d.a.reply.Parts[i].CallID = t.ID
+		} else if cur != t.ID {
+			known = false // a new call reusing the index
+		}
+	}
+	if !known {
+		i = d.a.startCall(t.ID, t.Function.Name)
+		if t.Index != nil {
+			d.calls[*t.Index] = i
+		}
+		d.last = i
+	} else if d.a.reply.Parts[i].Name == "" {
+		d.a.reply.Parts[i].Name = t.Function.Name
+	}
+	switch kind(t.Function.Arguments) {
+	case "null":
+	case "string":
+		var s string
+		if err := json.Unmarshal(t.Function.Arguments, &s); err != nil {
+			return fmt.Errorf("decode tool call arguments: %w", err)
+		}
+		d.a.callArgs(i, s)
+	default:
+		// Some servers send the arguments as a JSON value, not a string: keep its bytes.
+		d.a.callArgs(i, string(t.Function.Arguments))
+	}
+	return nil
+}
+
+// end settles the stop reason once the stream has said its last word.
+func (d *chatDecoder) end() {
+	if d.ended {
+		return
+	}
+	d.ended = true
+	calls := d.a.hasCalls()
+	r := &d.a.reply
+	switch d.finish {
+	case "tool_calls", "function_call":
+		r.StopReason = provider.StopToolUse
+	case "stop", "":
+		// Some servers finish a reply with tool calls with "stop"; a [DONE] with no finish at
+		// all is read the same way.
+		switch {
+		case calls:
+			r.StopReason = provider.StopToolUse
+		case d.refusal:
+			r.StopReason = provider.StopRefusal
+		default:
+			r.StopReason = provider.StopEnd
+		}
+	case "length":
+		r.StopReason = provider.StopMaxTokens
+	case "content_filter":
+		r.StopReason = provider.StopRefusal
+	default:
+		r.StopReason = provider.StopOther
+	}
+	if r.StopReason != provider.StopMaxTokens {
+		d.a.confirmCalls()
+	}
+}

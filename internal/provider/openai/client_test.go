@@ -1,0 +1,155 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/record"
+)
+
+// serveFile answers every request with a testdata stream, after handing the request to check.
+func serveFile(t *testing.T, file string, check func(r *http.Request, body []byte)) *httptest.Server {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		check(r, body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(data)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestChatSendsExactBytesAndHeaders(t *testing.T) {
+	req := provider.Request{Model: "gpt-4.1", Messages: []record.Message{{Role: record.User, Parts: []record.Part{text("hi")}}}}
+	want, _ := EncodeChat(req)
+	srv := serveFile(t, "chat/text.sse", func(r *http.Request, body []byte) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
+			t.Errorf("request %s %s, want POST /v1/chat/completions", r.Method, r.URL.Path)
+		}
+		if got := r.Header.Get("Authorization"); got != "Bearer sk-test" {
+			t.Errorf("Authorization = %q", got)
+		}
+		if r.Header.Get("Content-Type") != "application/json" || r.Header.Get("Accept") != "text/event-stream" {
+			t.Errorf("content headers = %v", r.Header)
+		}
+		if r.Header.Get("HTTP-Referer") == "" || r.Header.Get("X-Title") != "rein" {
+			t.Errorf("OpenRouter headers missing: %v", r.Header)
+		}
+		if string(body) != string(want) {
+			t.Errorf("body =\n%s\nwant\n%s", body, want)
+		}
+	})
+	m := NewChat(Config{BaseURL: srv.URL + "/v1/", APIKey: "sk-test", Headers: OpenRouterHeaders()})
+	reply, err := m.Stream(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reply.Parts) != 1 || reply.Parts[0].Text != "Hello, world! é😀" || reply.StopReason != provider.StopEnd {
+		t.Errorf("reply = %+v", reply)
+	}
+}
+
+func TestNoKeyNoAuthorization(t *testing.T) {
+	srv := serveFile(t, "responses/text.sse", func(r *http.Request, body []byte) {
+		if r.URL.Path != "/responses" {
+			t.Errorf("path = %s, want /responses", r.URL.Path)
+		}
+		if _, ok := r.Header["Authorization"]; ok {
+			t.Error("an Authorization header was sent with no key")
+		}
+		if string(body) != `{"exact":"bytes"}` {
+			t.Errorf("Send changed the body: %s", body)
+		}
+	})
+	reply, err := NewResponses(Config{BaseURL: srv.URL}).Send(context.Background(), []byte(`{"exact":"bytes"}`), nil)
+	if err != nil || reply.Parts[0].Text != "Hello, world." {
+		t.Fatalf("reply = %+v, err = %v", reply, err)
+	}
+}
+
+func TestHTTPErrorIsClassified(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		io.WriteString(w, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)
+	}))
+	defer srv.Close()
+	_, err := NewChat(Config{BaseURL: srv.URL}).Send(context.Background(), []byte(`{}`), nil)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Class != provider.RateLimited || pe.Status != 429 || pe.Partial {
+		t.Fatalf("err = %#v, want rate_limited 429", err)
+	}
+}
+
+func TestTransportErrorIsNetwork(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	_, err := NewChat(Config{BaseURL: url}).Send(context.Background(), []byte(`{}`), nil)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Class != provider.Network || pe.Partial {
+		t.Fatalf("err = %#v, want network, not partial", err)
+	}
+}
+
+// TestCancelReturnsPartialAtOnce cancels while the server holds the stream open. The handler
+// never ends on its own, so the test finishes only if the client returns by itself.
+func TestCancelReturnsPartialAtOnce(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"Hel"}}]}`+"\n\n")
+		io.WriteString(w, `data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"ls","arguments":"{\"d"}}]}}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	on := func(e provider.Event) {
+		if e.Type == provider.ToolArgsDelta {
+			cancel()
+		}
+	}
+	reply, err := NewChat(Config{BaseURL: srv.URL}).Send(ctx, []byte(`{}`), on)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Class != provider.Cancelled || !pe.Partial {
+		t.Fatalf("err = %#v, want cancelled, partial", err)
+	}
+	if reply.StopReason != provider.StopCancelled || len(reply.Parts) != 2 || reply.Parts[0].Text != "Hel" {
+		t.Errorf("reply = %+v, want the text so far and a cancelled stop", reply)
+	}
+	if len(reply.Incomplete) != 1 || reply.Incomplete[0] != 1 {
+		t.Errorf("Incomplete = %v, want [1]: the call's arguments were cut", reply.Incomplete)
+	}
+}
+
+func TestCancelBeforeSending(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := NewResponses(Config{BaseURL: "http://127.0.0.1:1"}).Send(ctx, []byte(`{}`), nil)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Class != provider.Cancelled || pe.Partial {
+		t.Fatalf("err = %#v, want cancelled, not partial", err)
+	}
+}
+
+// Both clients are provider.Models.
+var (
+	_ provider.Model = (*Chat)(nil)
+	_ provider.Model = (*Responses)(nil)
+)

@@ -1,0 +1,236 @@
+package openai
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/reinhq/rein/internal/provider"
+)
+
+// The Responses request as the validator reads it.
+type respBodyIn struct {
+	Model string          `json:"model"`
+	Input json.RawMessage `json:"input"`
+	Tools []struct {
+		Type       string          `json:"type"`
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"tools"`
+}
+
+type respItemIn struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    *string         `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
+}
+
+type respPartIn struct {
+	Type     string  `json:"type"`
+	Text     *string `json:"text"`
+	ImageURL string  `json:"image_url"`
+	FileID   string  `json:"file_id"`
+}
+
+// The item types rein's validator knows. OpenAI knows more (built-in tool calls and their
+// outputs, item references), none of which rein sends.
+var respItemTypes = []string{"message", "function_call", "function_call_output", "reasoning"}
+
+// ValidateResponses returns the first rule the Responses API would refuse body for, in OpenAI's
+// words where they are known, or nil. Every item's shape is checked first, then the pairing of
+// function calls and their outputs.
+func ValidateResponses(body []byte) *provider.Violation {
+	var b respBodyIn
+	if err := json.Unmarshal(body, &b); err != nil {
+		return violation(RuleInvalidJSON, "", "We could not parse the JSON body of your request: %v.", err)
+	}
+	if b.Model == "" {
+		return violation(RuleMissingModel, "model", "Missing required parameter: 'model'.")
+	}
+	for i, t := range b.Tools {
+		if t.Type != "function" {
+			continue
+		}
+		if v := checkName(fmt.Sprintf("tools[%d].name", i), t.Name); v != nil {
+			return v
+		}
+		if kind(t.Parameters) != "object" {
+			return violation(RuleBadContent, fmt.Sprintf("tools[%d].parameters", i),
+				"Invalid type for 'tools[%d].parameters': expected an object, but got %s instead.", i, kind(t.Parameters))
+		}
+	}
+	var items []respItemIn
+	switch kind(b.Input) {
+	case "string":
+		if emptyContent(b.Input) {
+			return violation(RuleEmptyMessages, "input",
+				"Invalid 'input': string too short. Expected a string with minimum length 1, but got an empty string instead.")
+		}
+		return nil
+	case "array":
+		if err := json.Unmarshal(b.Input, &items); err != nil {
+			return violation(RuleBadContent, "input", "Invalid type for 'input': %v.", err)
+		}
+	case "null":
+		return violation(RuleEmptyMessages, "input", "Missing required parameter: 'input'.")
+	default:
+		return violation(RuleBadContent, "input",
+			"Invalid type for 'input': expected one of a string or array of input items, but got %s instead.", kind(b.Input))
+	}
+	if len(items) == 0 {
+		return violation(RuleEmptyMessages, "input",
+			"Invalid 'input': empty array. Expected an array with minimum length 1, but got an empty array instead.")
+	}
+	for i := range items {
+		if v := checkRespItem(i, &items[i]); v != nil {
+			return v
+		}
+	}
+	return checkRespPairing(items)
+}
+
+// checkRespItem checks one input item's own shape.
+func checkRespItem(i int, it *respItemIn) *provider.Violation {
+	path := fmt.Sprintf("input[%d]", i)
+	typ := it.Type
+	if typ == "" && it.Role != "" {
+		typ = "message" // the easy input message form
+	}
+	switch typ {
+	case "message":
+		return checkRespMessage(path, it)
+	case "function_call":
+		if v := checkCallID(path, it.CallID); v != nil {
+			return v
+		}
+		if v := checkName(path+".name", it.Name); v != nil {
+			return v
+		}
+		return checkArgs(path+".arguments", it.Arguments)
+	case "function_call_output":
+		if v := checkCallID(path, it.CallID); v != nil {
+			return v
+		}
+		if k := kind(it.Output); k != "string" && k != "array" {
+			return violation(RuleBadContent, path+".output", "Missing required parameter: '%s.output'.", path)
+		}
+	case "reasoning":
+	default:
+		return violation(RuleBadItemType, path+".type", "Invalid value: '%s'. Supported values are: %s.", it.Type, quoteList(respItemTypes))
+	}
+	return nil
+}
+
+func checkCallID(path string, id *string) *provider.Violation {
+	switch {
+	case id == nil:
+		return violation(RuleBadToolCall, path+".call_id", "Missing required parameter: '%s.call_id'.", path)
+	case *id == "":
+		return violation(RuleBadToolCall, path+".call_id",
+			"Invalid '%s.call_id': string too short. Expected a string with minimum length 1, but got an empty string instead.", path)
+	}
+	return nil
+}
+
+// checkRespMessage checks a message item: a known role, and content that says something, made
+// of parts that role may carry.
+func checkRespMessage(path string, it *respItemIn) *provider.Violation {
+	var types []string
+	switch it.Role {
+	case "user", "system", "developer":
+		types = []string{"input_text", "input_image", "input_file"}
+	case "assistant":
+		types = []string{"output_text", "refusal"}
+	default:
+		return violation(RuleBadRole, path+".role",
+			"Invalid value: '%s'. Supported values are: 'assistant', 'system', 'developer', and 'user'.", it.Role)
+	}
+	cp := path + ".content"
+	switch kind(it.Content) {
+	case "string":
+		if emptyContent(it.Content) {
+			return violation(RuleEmptyContent, cp,
+				"Invalid '%s': string too short. Expected a string with minimum length 1, but got an empty string instead.", cp)
+		}
+		return nil
+	case "array":
+	case "null":
+		return violation(RuleEmptyContent, cp, "Missing required parameter: '%s'.", cp)
+	default:
+		return violation(RuleBadContent, cp,
+			"Invalid type for '%s': expected one of a string or array of input items, but got %s instead.", cp, kind(it.Content))
+	}
+	var parts []respPartIn
+	if err := json.Unmarshal(it.Content, &parts); err != nil {
+		return violation(RuleBadContent, cp, "Invalid type for '%s': %v.", cp, err)
+	}
+	if len(parts) == 0 {
+		return violation(RuleEmptyContent, cp,
+			"Invalid '%s': empty array. Expected an array with minimum length 1, but got an empty array instead.", cp)
+	}
+	said := false
+	for j, p := range parts {
+		pp := fmt.Sprintf("%s[%d]", cp, j)
+		if !contains(types, p.Type) {
+			return violation(RuleBadContent, pp+".type", "Invalid value: '%s'. Supported values are: %s.", p.Type, quoteList(types))
+		}
+		switch p.Type {
+		case "input_text", "output_text":
+			if p.Text == nil {
+				return violation(RuleBadContent, pp+".text", "Missing required parameter: '%s.text'.", pp)
+			}
+			said = said || *p.Text != ""
+		case "input_image":
+			if p.ImageURL == "" && p.FileID == "" {
+				return violation(RuleBadContent, pp, "Missing required parameter: '%s.image_url'.", pp)
+			}
+			said = true
+		default:
+			said = true
+		}
+	}
+	if !said {
+		return violation(RuleEmptyContent, cp, "A message must have non-empty content.")
+	}
+	return nil
+}
+
+// checkRespPairing checks that every function call has exactly one output after it, that every
+// output answers an earlier call, and that no call id is used twice.
+func checkRespPairing(items []respItemIn) *provider.Violation {
+	callAt := map[string]int{}
+	outputAt := map[string]int{}
+	var order []string
+	for i, it := range items {
+		switch it.Type {
+		case "function_call":
+			id := *it.CallID
+			if prev, ok := callAt[id]; ok {
+				return violation(RuleDuplicateCallID, fmt.Sprintf("input[%d].call_id", i),
+					"Duplicate function call with call_id %s, in input[%d] and input[%d].", id, prev, i)
+			}
+			callAt[id] = i
+			order = append(order, id)
+		case "function_call_output":
+			id := *it.CallID
+			path := fmt.Sprintf("input[%d].call_id", i)
+			if prev, ok := outputAt[id]; ok {
+				return violation(RuleDuplicateCallID, path,
+					"Duplicate function call output with call_id %s, in input[%d] and input[%d].", id, prev, i)
+			}
+			if _, ok := callAt[id]; !ok {
+				return violation(RuleReplyWithoutCall, path, "No tool call found for function call output with call_id %s.", id)
+			}
+			outputAt[id] = i
+		}
+	}
+	for _, id := range order {
+		if _, ok := outputAt[id]; !ok {
+			return violation(RuleCallWithoutReply, fmt.Sprintf("input[%d]", callAt[id]), "No tool output found for function call %s.", id)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/reinhq/rein/internal/provider"
+)
+
+// Format names a wire format the simulator speaks.
+type Format string
+
+// The wire formats.
+const (
+	Anthropic Format = "anthropic" // Anthropic Messages
+	Chat      Format = "chat"      // OpenAI Chat Completions
+	Responses Format = "responses" // OpenAI Responses
+)
+
+// wire is one format's half of the simulator: reading and judging its requests, and writing its
+// streams and error bodies. The server holds the policy; a wire only translates.
+type wire interface {
+	format() Format
+	validate(body []byte) *provider.Violation
+	read(body []byte) view
+	// frames is the whole stream of a plan, terminating events included.
+	frames(p *plan) []frame
+	// streamError is the mid-stream error event; seq is the number of frames already sent.
+	streamError(p *plan, ev ErrorEvent, seq int) frame
+	// errorBody is the body of an HTTP error answer. code is OpenAI's error code ("" for null).
+	errorBody(status int, typ, code, msg, param, reqID string) []byte
+	// defaultError is the provider's error type, code and words for an HTTP status.
+	defaultError(status int) (typ, code, msg string)
+	// contextError is the provider's answer to a prompt over the context limit.
+	contextError(tokens, limit int, reqID string) []byte
+	requestIDHeader() string
+}
+
+// frame is one server-sent event. A delta frame carries content: it is what faults count and
+// what a slow stream waits before. A head frame opens the stream, before any content.
+type frame struct {
+	event string // "" writes no event: line
+	data  []byte
+	delta bool
+	head  bool
+}
+
+func (f frame) bytes() []byte {
+	var b bytes.Buffer
+	if f.event != "" {
+		b.WriteString("event: ")
+		b.WriteString(f.event)
+		b.WriteByte('\n')
+	}
+	b.WriteString("data: ")
+	b.Write(f.data)
+	b.WriteString("\n\n")
+	return b.Bytes()
+}
+
+// obj is a JSON object whose keys keep the order they are written in (key, value, key, value...),
+// so the streams read like the providers' own.
+type obj []any
+
+func (o obj) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := 0; i+1 < len(o); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, ok := o[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("obj key %v is not a string", o[i])
+		}
+		kb, _ := encode(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		vb, err := encode(o[i+1])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// encode marshals v without HTML escaping, so text reaches a reader as it was written.
+func encode(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// mustJSON encodes the simulator's own values, which always encode.
+func mustJSON(v any) []byte {
+	b, err := encode(v)
+	if err != nil {
+		panic("sim: encode: " + err.Error())
+	}
+	return b
+}
+
+// nullable is nil for an empty string, so it encodes as JSON null.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

@@ -1,0 +1,165 @@
+package fstool
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// The limits of one read_file answer.
+const (
+	defaultLimit = 2000      // lines
+	maxLineBytes = 2000      // a longer line is clipped
+	maxReadBytes = 256 << 10 // the answer stops before it grows past this
+)
+
+type readFile struct{ w *Workspace }
+
+// ReadFile returns the read_file tool: a text file's lines numbered like cat -n.
+func (w *Workspace) ReadFile() tool.Tool { return readFile{w} }
+
+func (readFile) Spec() provider.Tool {
+	return provider.Tool{
+		Name: "read_file",
+		Description: fmt.Sprintf("Read a text file of the workspace, its lines numbered like cat -n. Reads %d lines "+
+			"from offset (the first line is 1) unless limit says otherwise; lines longer than %d bytes are clipped. "+
+			"Binary files are refused.", defaultLimit, maxLineBytes),
+		Schema: schema(`{"type":"object","properties":{` +
+			`"path":{"type":"string","description":"The file, relative to the workspace root or absolute inside it."},` +
+			`"offset":{"type":"integer","minimum":1,"description":"The first line to read (1-based)."},` +
+			`"limit":{"type":"integer","minimum":1,"description":"How many lines to read."}},` +
+			`"required":["path"],"additionalProperties":false}`),
+	}
+}
+
+func (r readFile) Access(args json.RawMessage) tool.Access {
+	return r.w.access(tool.EffectRead, args)
+}
+
+func (r readFile) Run(ctx context.Context, call tool.Call) tool.Result {
+	var a struct {
+		Path   string `json:"path"`
+		Offset int    `json:"offset"`
+		Limit  int    `json:"limit"`
+	}
+	if err := json.Unmarshal(call.Args, &a); err != nil {
+		return tool.Failure("invalid arguments for read_file: %v", err)
+	}
+	a.Offset = max(a.Offset, 1)
+	if a.Limit <= 0 {
+		a.Limit = defaultLimit
+	}
+	rel, err := r.w.rel(a.Path)
+	if err != nil {
+		return r.w.fail(a.Path, err)
+	}
+	f, err := r.w.root.Open(rel)
+	if err != nil {
+		return r.w.fail(a.Path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return r.w.fail(a.Path, err)
+	}
+	if fi.IsDir() {
+		return tool.Failure("%s is a directory; list it with glob", a.Path)
+	}
+	br := bufio.NewReaderSize(f, 64<<10)
+	head, _ := br.Peek(sniffLen)
+	if isBinary(head) {
+		return tool.Failure("%s is a binary file (%d bytes); read_file shows only text", a.Path, fi.Size())
+	}
+	if fi.Size() == 0 {
+		return tool.Result{Content: fmt.Sprintf("(%s is empty)", a.Path)}
+	}
+	return readLines(br, a.Path, a.Offset, a.Limit)
+}
+
+// readLines numbers lines offset to offset+limit-1 of br.
+func readLines(br *bufio.Reader, name string, offset, limit int) tool.Result {
+	var b strings.Builder
+	n := 0 // lines seen
+	for {
+		line, clipped, err := readLine(br)
+		eof := errors.Is(err, io.EOF)
+		if err != nil && !eof {
+			return tool.Failure("read %s: %v", name, err)
+		}
+		if eof && line == "" && clipped == 0 {
+			break
+		}
+		n++
+		if n < offset {
+			continue
+		}
+		if n >= offset+limit {
+			fmt.Fprintf(&b, "[the file continues past line %d; read on with offset %d]", n-1, n)
+			return tool.Result{Content: b.String()}
+		}
+		if b.Len() > maxReadBytes {
+			fmt.Fprintf(&b, "[this answer stops at %d KiB, after line %d; read on with offset %d]", maxReadBytes>>10, n-1, n)
+			return tool.Result{Content: b.String()}
+		}
+		fmt.Fprintf(&b, "%6d\t%s", n, strings.ToValidUTF8(line, "\uFFFD"))
+		if clipped > 0 {
+			fmt.Fprintf(&b, " [… line clipped, %d more bytes]", clipped)
+		}
+		b.WriteByte('\n')
+		if eof {
+			break
+		}
+	}
+	if n < offset {
+		return tool.Failure("%s has %d lines; offset %d is past its end", name, n, offset)
+	}
+	return tool.Result{Content: b.String()}
+}
+
+// readLine reads one line without its newline, keeping at most maxLineBytes of it (cut on a
+// character boundary) and counting the bytes it clipped.
+func readLine(br *bufio.Reader) (line string, clipped int, err error) {
+	var keep []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if room := maxLineBytes - len(keep); room > 0 {
+			keep = append(keep, frag[:min(room, len(frag))]...)
+			clipped += len(frag) - min(room, len(frag))
+		} else {
+			clipped += len(frag)
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(keep) > 0 && keep[len(keep)-1] == '\n' {
+			keep = keep[:len(keep)-1]
+		} else if clipped > 0 && len(frag) > 0 && frag[len(frag)-1] == '\n' {
+			clipped--
+		}
+		if clipped > 0 {
+			for len(keep) > 0 && !utf8.FullRune(keep[lastRuneStart(keep):]) {
+				cut := lastRuneStart(keep)
+				clipped += len(keep) - cut
+				keep = keep[:cut]
+			}
+		}
+		return string(keep), clipped, err
+	}
+}
+
+func lastRuneStart(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			return i
+		}
+	}
+	return len(b) - 1
+}

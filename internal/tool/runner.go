@@ -1,0 +1,114 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/reinhq/rein/internal/record"
+)
+
+// Approver puts a call the policy routed to the person, and waits for the answer. It must return
+// once ctx is cancelled (a Stop ends the wait).
+type Approver interface {
+	Approve(ctx context.Context, call Call) (bool, error)
+}
+
+// ApproverFunc adapts a function to Approver.
+type ApproverFunc func(ctx context.Context, call Call) (bool, error)
+
+// Approve calls f.
+func (f ApproverFunc) Approve(ctx context.Context, call Call) (bool, error) { return f(ctx, call) }
+
+// Runner runs calls through the three gates every call passes: the registry (a known tool and
+// arguments matching its schema), the policy (with the person's approval where it asks), then the
+// tool. Every path returns a Result with a truthful Outcome, never an error: a call is always
+// answered.
+type Runner struct {
+	Tools  *Registry
+	Policy Policy
+	// Approver is asked when the policy says ask. Nil refuses such calls, saying why.
+	Approver Approver
+}
+
+// Run answers call. A ctx cancelled before the tool starts yields NotExecuted; once started, the
+// tool's own Result stands (Interrupted if the cancellation cut it short).
+func (r *Runner) Run(ctx context.Context, call Call) Result {
+	if ctx.Err() != nil {
+		return notExecuted("the session was stopped before it started")
+	}
+	if err := r.Tools.Check(call); err != nil {
+		return Result{Content: err.Error(), IsError: true, Outcome: record.Failed}
+	}
+	t, _ := r.Tools.Get(call.Name)
+	if len(call.Args) == 0 {
+		call.Args = json.RawMessage("{}")
+	}
+	var a Access
+	if acc, ok := t.(Accessor); ok {
+		a = acc.Access(call.Args)
+	}
+	d := r.Policy.Decide(call.Name, a)
+	switch d.Verdict {
+	case Allow:
+	case Ask:
+		if res, ok := r.ask(ctx, call, d); !ok {
+			return res
+		}
+	default:
+		return Denied("refused: " + d.Reason)
+	}
+	if ctx.Err() != nil {
+		return notExecuted("the session was stopped before it started")
+	}
+	return runSafely(ctx, t, call)
+}
+
+// ask puts call to the approver; ok is true when it may run, else res answers it.
+func (r *Runner) ask(ctx context.Context, call Call, d Decision) (res Result, ok bool) {
+	if r.Approver == nil {
+		return Denied(fmt.Sprintf("refused: this call needs the person's approval (%s), and no one can be asked in this session", d.Reason)), false
+	}
+	yes, err := r.Approver.Approve(ctx, call)
+	switch {
+	case ctx.Err() != nil:
+		return notExecuted("the session was stopped while the call waited for approval"), false
+	case err != nil:
+		return Denied(fmt.Sprintf("refused: asking for approval failed: %v", err)), false
+	case !yes:
+		return Denied(fmt.Sprintf("refused: the person declined this call (%s)", d.Reason)), false
+	}
+	return Result{}, true
+}
+
+// runSafely runs t, turning a panic into a failed result and an unset Outcome into the one
+// IsError implies.
+func runSafely(ctx context.Context, t Tool, call Call) (res Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = Result{Content: fmt.Sprintf("the tool %s failed unexpectedly: %v", call.Name, p), IsError: true, Outcome: record.Failed}
+		}
+	}()
+	res = t.Run(ctx, call)
+	if res.Outcome == "" {
+		res.Outcome = record.OK
+		if res.IsError {
+			res.Outcome = record.Failed
+		}
+	}
+	return res
+}
+
+// Denied is the Result of a refused call.
+func Denied(reason string) Result {
+	return Result{Content: reason, IsError: true, Outcome: record.Denied}
+}
+
+// Failure is the Result of a call that ran and failed, or whose arguments were wrong.
+func Failure(format string, a ...any) Result {
+	return Result{Content: fmt.Sprintf(format, a...), IsError: true, Outcome: record.Failed}
+}
+
+func notExecuted(why string) Result {
+	return Result{Content: "not run: " + why, IsError: true, Outcome: record.NotExecuted}
+}

@@ -1,0 +1,266 @@
+// Package shell provides the bash tool: a command line run by bash in the workspace, with a
+// working directory that persists across calls, output capped to its head and tail, a timeout,
+// and a Stop that ends the command's whole process group.
+//
+// No process a call starts outlives rein, even a rein killed with SIGKILL. Each call runs under a
+// small bash supervisor that leads a fresh process group and has a parent-death signal; it kills
+// the whole group when rein dies, and when the command ends (so a call's background jobs end with
+// it). The one way out is to leave the process group (setsid, or a shell with job control on):
+// such a process is neither signalled nor waited for. See the supervisor script for the details.
+//
+// The environment is inherited minus well-known secret variables, so that an API key rein holds is
+// not handed to every command the model writes.
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+// Options tune the bash tool. The zero value of each field means its default.
+type Options struct {
+	// Bash is the bash executable. Default: "bash" looked up on PATH.
+	Bash string
+	// Env is the commands' environment. Default: rein's own. SecretEnv names are always removed.
+	Env []string
+	// Grace is how long a stopped or timed-out command has between SIGTERM and SIGKILL. Default 2 s.
+	Grace time.Duration
+	// Timeout is a call's timeout when it names none (default 2 min); MaxTimeout the most a call
+	// may ask for (default 10 min).
+	Timeout    time.Duration
+	MaxTimeout time.Duration
+	// HeadBytes and TailBytes are how much of the start and the end of the output a result keeps.
+	// Default 16 KiB each.
+	HeadBytes int
+	TailBytes int
+}
+
+// SecretEnv lists the environment variables never passed to a command.
+var SecretEnv = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}
+
+// Tool is the bash tool. It is safe for concurrent calls; each starts in the working directory the
+// last finished call left.
+type Tool struct {
+	root string
+	bash string
+	env  []string
+	opts Options
+
+	mu  sync.Mutex
+	dir string
+}
+
+// New returns the bash tool for the workspace directory root.
+func New(root string, opts Options) (*Tool, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("resolve the workspace %s: %w", root, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("the workspace %s is not a directory", abs)
+	}
+	if opts.Bash == "" {
+		opts.Bash = "bash"
+	}
+	bash, err := exec.LookPath(opts.Bash)
+	if err != nil {
+		return nil, fmt.Errorf("find bash: %w", err)
+	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 2 * time.Second
+	}
+	if opts.MaxTimeout <= 0 {
+		opts.MaxTimeout = 10 * time.Minute
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = min(2*time.Minute, opts.MaxTimeout)
+	}
+	if opts.HeadBytes <= 0 {
+		opts.HeadBytes = 16 << 10
+	}
+	if opts.TailBytes <= 0 {
+		opts.TailBytes = 16 << 10
+	}
+	return &Tool{root: abs, bash: bash, env: withoutSecrets(opts.Env), opts: opts, dir: abs}, nil
+}
+
+func withoutSecrets(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(SecretEnv, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Spec describes the tool to the model.
+func (t *Tool) Spec() provider.Tool {
+	schema := fmt.Sprintf(`{"type":"object","properties":{`+
+		`"command":{"type":"string","description":"The bash command line to run."},`+
+		`"timeout_ms":{"type":"integer","minimum":1,"maximum":%d,"description":"Timeout in milliseconds (default %d, at most %d)."},`+
+		`"description":{"type":"string","description":"A few words saying what the command does, for the person watching."}},`+
+		`"required":["command"],"additionalProperties":false}`,
+		t.opts.MaxTimeout.Milliseconds(), t.opts.Timeout.Milliseconds(), t.opts.MaxTimeout.Milliseconds())
+	return provider.Tool{
+		Name: "bash",
+		Description: "Run a bash command line in the workspace and return its combined stdout and stderr " +
+			"and its exit code. The working directory persists across calls (a cd holds for the next call). " +
+			"Stdin is empty. Processes started in the background end when the command does. Long output keeps " +
+			"its first and last 16 KiB.",
+		Schema: json.RawMessage(schema),
+	}
+}
+
+// Access declares that bash runs commands, with each simple command of the line as a subject.
+func (t *Tool) Access(args json.RawMessage) tool.Access {
+	var a struct{ Command string }
+	json.Unmarshal(args, &a)
+	segs, opaque := Segments(a.Command)
+	return tool.Access{Effect: tool.EffectExec, Subjects: segs, Opaque: opaque}
+}
+
+// Dir is the working directory the next call starts in.
+func (t *Tool) Dir() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.dir
+}
+
+type args struct {
+	Command     string `json:"command"`
+	TimeoutMS   *int64 `json:"timeout_ms"`
+	Description string `json:"description"`
+}
+
+// Run runs one command line. A ctx cancelled while it runs stops it (SIGTERM to its group, SIGKILL
+// after the grace period) and Run returns at once with Outcome Interrupted and the output so far.
+func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
+	var a args
+	if err := json.Unmarshal(call.Args, &a); err != nil {
+		return tool.Failure("invalid arguments for bash: %v", err)
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return tool.Failure("the command is empty")
+	}
+	if len(a.Command) > maxArg {
+		return tool.Failure("the command is %d bytes long; the most bash takes in one call is %d. Write long scripts to a file and run that.", len(a.Command), maxArg)
+	}
+	timeout := t.opts.Timeout
+	if a.TimeoutMS != nil {
+		timeout = min(max(time.Duration(*a.TimeoutMS)*time.Millisecond, time.Millisecond), t.opts.MaxTimeout)
+	}
+	if ctx.Err() != nil {
+		return tool.Result{Content: "not run: the session was stopped before it started", IsError: true, Outcome: record.NotExecuted}
+	}
+	dir, note := t.startDir()
+	out := newCapture(t.opts.HeadBytes, t.opts.TailBytes)
+	p, err := start(t.bash, dir, t.env, t.opts.Grace, a.Command, out)
+	if err != nil {
+		return tool.Failure("could not run the command: %v", err)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-p.exited:
+		return t.finished(p, note)
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	select {
+	case <-p.exited: // it ended by itself just as it was stopped: that is the truth to tell
+		return t.finished(p, note)
+	default:
+	}
+	p.stop(t.opts.Grace)
+	if ctx.Err() != nil {
+		// Return promptly; the group's end continues in the background. The output that SIGTERM
+		// shook loose in the first moments is worth the wait.
+		select {
+		case <-p.drained:
+		case <-p.done:
+		case <-time.After(settle):
+		}
+		return t.result(note, out, record.Interrupted, nil,
+			"[interrupted: cut short when the session was stopped; any side effects it already had stand]")
+	}
+	<-p.done
+	return t.result(note, out, record.TimedOut, nil,
+		fmt.Sprintf("[timed out after %v; the command and its processes were killed]", timeout))
+}
+
+// settle is how long an interrupted Run waits for the output of processes dying on SIGTERM.
+const settle = 20 * time.Millisecond
+
+// finished reports a command whose supervisor ended by itself.
+func (t *Tool) finished(p *proc, note string) tool.Result {
+	rep := p.finish()
+	if rep.hasCwd {
+		t.mu.Lock()
+		t.dir = rep.cwd
+		t.mu.Unlock()
+	}
+	if !rep.hasSt {
+		return t.result(note, p.out, record.Failed, nil,
+			fmt.Sprintf("[the command ended without reporting an exit status: %v]", p.waitErr))
+	}
+	code := rep.status
+	if code != 0 {
+		return t.result(note, p.out, record.Failed, &code, fmt.Sprintf("[exit code %d]", code))
+	}
+	return t.result(note, p.out, record.OK, &code, "")
+}
+
+func (t *Tool) result(note string, out *capture, o record.Outcome, code *int, footer string) tool.Result {
+	var b strings.Builder
+	if note != "" {
+		b.WriteString(note)
+		b.WriteString("\n")
+	}
+	text := out.String()
+	switch {
+	case text != "":
+		b.WriteString(text)
+	case footer == "":
+		b.WriteString("(no output)")
+	}
+	if footer != "" {
+		if text != "" {
+			if !strings.HasSuffix(text, "\n") {
+				b.WriteString("\n")
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString(footer)
+	}
+	return tool.Result{Content: b.String(), IsError: o != record.OK, Outcome: o, ExitCode: code}
+}
+
+// startDir is the directory the next command starts in, falling back to the workspace root (and
+// saying so) if it no longer exists.
+func (t *Tool) startDir() (dir, note string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if fi, err := os.Stat(t.dir); err == nil && fi.IsDir() {
+		return t.dir, ""
+	}
+	note = fmt.Sprintf("[the working directory %s no longer exists; this command ran in the workspace root %s]", t.dir, t.root)
+	t.dir = t.root
+	return t.root, note
+}

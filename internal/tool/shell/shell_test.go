@@ -1,0 +1,384 @@
+package shell
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/tool"
+)
+
+func newTool(t testing.TB, opts Options) (*Tool, string) {
+	t.Helper()
+	dir := t.TempDir()
+	sh, err := New(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sh, dir
+}
+
+func bashCall(command string, timeoutMS int) tool.Call {
+	m := map[string]any{"command": command}
+	if timeoutMS > 0 {
+		m["timeout_ms"] = timeoutMS
+	}
+	b, _ := json.Marshal(m)
+	return tool.Call{ID: "c1", Name: "bash", Args: b}
+}
+
+func run(t testing.TB, sh *Tool, command string) tool.Result {
+	t.Helper()
+	return sh.Run(context.Background(), bashCall(command, 0))
+}
+
+// eventually polls cond every few milliseconds until it holds or the deadline passes. It is the
+// only way these tests wait for something outside the process: there is no signal to wait on for
+// "this process is gone".
+func eventually(within time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+}
+
+// alive reports whether pid is a live process (a zombie is dead).
+func alive(pid int) bool {
+	st, err := readStat(pid)
+	return err == nil && st.state != 'Z' && st.state != 'X'
+}
+
+// members lists the live processes of group pgid, the leader included.
+func members(pgid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readStat(pid); err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func comm(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
+	return strings.TrimSpace(string(b))
+}
+
+// countComm counts the processes of pids named name.
+func countComm(pids []int, name string) int {
+	n := 0
+	for _, p := range pids {
+		if comm(p) == name {
+			n++
+		}
+	}
+	return n
+}
+
+// readPID waits for a file holding a pid, written by a command under test.
+func readPID(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	if !eventually(5*time.Second, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	}) {
+		t.Fatalf("no pid appeared in %s", path)
+	}
+	return pid
+}
+
+func TestOutputAndExitCodes(t *testing.T) {
+	sh, _ := newTool(t, Options{})
+	tests := []struct {
+		command string
+		want    string
+		outcome record.Outcome
+		code    int
+	}{
+		{"echo out; echo err >&2", "out\nerr\n", record.OK, 0},
+		{"true", "(no output)", record.OK, 0},
+		{"echo partial; exit 7", "partial\n\n[exit code 7]", record.Failed, 7},
+		{"exit 1", "[exit code 1]", record.Failed, 1},
+		{"cat; echo stdin-was-empty", "stdin-was-empty\n", record.OK, 0},
+		{"ls /definitely/not/here 2>&1 | grep -c 'No such'", "1\n", record.OK, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.command, func(t *testing.T) {
+			r := run(t, sh, tt.command)
+			if r.Content != tt.want || r.Outcome != tt.outcome || r.ExitCode == nil || *r.ExitCode != tt.code {
+				t.Errorf("got %q %s %v, want %q %s %d", r.Content, r.Outcome, r.ExitCode, tt.want, tt.outcome, tt.code)
+			}
+			if r.IsError != (tt.outcome != record.OK) {
+				t.Errorf("IsError = %v for outcome %s", r.IsError, r.Outcome)
+			}
+		})
+	}
+}
+
+func TestOutputKeepsHeadAndTail(t *testing.T) {
+	sh, _ := newTool(t, Options{HeadBytes: 1000, TailBytes: 1000})
+	r := run(t, sh, `printf HEAD; head -c 100000 /dev/zero | tr '\0' x; printf TAIL`)
+	if !strings.HasPrefix(r.Content, "HEADxxx") || !strings.HasSuffix(r.Content, "xxxTAIL") {
+		t.Errorf("head or tail lost: %.40q … %q", r.Content, r.Content[len(r.Content)-40:])
+	}
+	// 100008 bytes in all, 1000 kept at each end.
+	if !strings.Contains(r.Content, "\n[… 98008 bytes of output elided …]\n") {
+		t.Errorf("no elision line with the right count in %d bytes of content", len(r.Content))
+	}
+	if len(r.Content) > 2100 {
+		t.Errorf("content is %d bytes; want about 2000", len(r.Content))
+	}
+}
+
+func TestWorkingDirectoryPersists(t *testing.T) {
+	sh, root := newTool(t, Options{})
+	if r := run(t, sh, "mkdir -p sub/deeper && cd sub"); r.Outcome != record.OK {
+		t.Fatal(r.Content)
+	}
+	if r := run(t, sh, "cd deeper; pwd"); r.Content != filepath.Join(root, "sub", "deeper")+"\n" {
+		t.Fatalf("pwd after two cds = %q", r.Content)
+	}
+	// A cd in a call that then fails still holds, as it would in a terminal.
+	if r := run(t, sh, "cd ..; false"); r.Outcome != record.Failed {
+		t.Fatal(r.Content)
+	}
+	if got := sh.Dir(); got != filepath.Join(root, "sub") {
+		t.Fatalf("Dir = %s", got)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, sh, "pwd")
+	want := fmt.Sprintf("[the working directory %s no longer exists; this command ran in the workspace root %s]\n%s\n",
+		filepath.Join(root, "sub"), root, root)
+	if r.Content != want || r.Outcome != record.OK {
+		t.Errorf("after the directory vanished: %q, want %q", r.Content, want)
+	}
+}
+
+func TestEnvironmentDropsSecrets(t *testing.T) {
+	env := append(os.Environ(), "ANTHROPIC_API_KEY=sk-ant-x", "OPENAI_API_KEY=sk-x", "OPENROUTER_API_KEY=sk-or-x", "REIN_KEEP=kept")
+	sh, _ := newTool(t, Options{Env: env})
+	r := run(t, sh, `echo "${ANTHROPIC_API_KEY-unset} ${OPENAI_API_KEY-unset} ${OPENROUTER_API_KEY-unset} $REIN_KEEP"`)
+	if r.Content != "unset unset unset kept\n" {
+		t.Errorf("got %q", r.Content)
+	}
+}
+
+func TestBackgroundJobsEndWithTheCall(t *testing.T) {
+	sh, root := newTool(t, Options{})
+	r := run(t, sh, "sleep 1000 & echo $! > bg.pid; echo done")
+	if r.Content != "done\n" || r.Outcome != record.OK {
+		t.Fatalf("got %q %s", r.Content, r.Outcome)
+	}
+	pid := readPID(t, filepath.Join(root, "bg.pid"))
+	if !eventually(2*time.Second, func() bool { return !alive(pid) }) {
+		t.Errorf("background sleep %d outlived its call", pid)
+	}
+}
+
+func TestTimeoutKillsTheGroup(t *testing.T) {
+	sh, root := newTool(t, Options{Grace: 200 * time.Millisecond})
+	start := time.Now()
+	r := sh.Run(context.Background(), bashCall("echo $$ > pgid; echo begun; sleep 1000 & sleep 1000", 300))
+	if r.Outcome != record.TimedOut || !r.IsError {
+		t.Fatalf("outcome %s, content %q", r.Outcome, r.Content)
+	}
+	if !strings.HasPrefix(r.Content, "begun\n\n[timed out after 300ms;") {
+		t.Errorf("content %q", r.Content)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("a 300 ms timeout took %v", d)
+	}
+	pgid := readPID(t, filepath.Join(root, "pgid"))
+	// Run returns once the group is killed; the kernel may still be tearing down the last of it.
+	if !eventually(time.Second, func() bool { return len(members(pgid)) == 0 }) {
+		t.Errorf("group %d still has %v", pgid, members(pgid))
+	}
+}
+
+// stopCase starts command, waits until the group holds want sleeps, cancels, and checks Run
+// returns promptly with Interrupted and the whole group goes within the grace period.
+func stopCase(t *testing.T, command string, grace time.Duration) tool.Result {
+	t.Helper()
+	sh, root := newTool(t, Options{Grace: grace})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan tool.Result, 1)
+	go func() { done <- sh.Run(ctx, bashCall(command, 0)) }()
+
+	pgid := readPID(t, filepath.Join(root, "pgid"))
+	var pids []int
+	if !eventually(5*time.Second, func() bool {
+		pids = members(pgid)
+		return countComm(pids, "sleep") == 2
+	}) {
+		t.Fatalf("the sleeps never started: group %d has %v", pgid, pids)
+	}
+	stopped := time.Now()
+	cancel()
+	var r tool.Result
+	select {
+	case r = <-done:
+	case <-time.After(grace + time.Second):
+		t.Fatal("Run did not return after the ctx was cancelled")
+	}
+	if d := time.Since(stopped); d > 200*time.Millisecond {
+		t.Errorf("Run took %v to return after Stop", d)
+	}
+	if r.Outcome != record.Interrupted || !r.IsError {
+		t.Errorf("outcome %s, content %q", r.Outcome, r.Content)
+	}
+	if !eventually(grace+time.Second, func() bool {
+		for _, p := range pids {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	}) {
+		for _, p := range pids {
+			if alive(p) {
+				t.Errorf("process %d (%s) of the group outlived the grace period", p, comm(p))
+			}
+		}
+	}
+	t.Logf("group of %d processes gone %v after Stop", len(pids), time.Since(stopped))
+	return r
+}
+
+func TestStopInterruptsAndEndsTheGroup(t *testing.T) {
+	r := stopCase(t, "echo begun; echo $$ > pgid; sleep 1000 & sleep 1000", 2*time.Second)
+	if !strings.HasPrefix(r.Content, "begun\n\n[interrupted: cut short when the session was stopped") {
+		t.Errorf("content %q", r.Content)
+	}
+}
+
+func TestStopEscalatesToSIGKILL(t *testing.T) {
+	// The backgrounded grandchild ignores SIGTERM and has closed its output, so only the SIGKILL
+	// after the grace period ends it.
+	stopCase(t, "echo $$ > pgid; (trap '' TERM; exec sleep 1000 >/dev/null 2>&1) & sleep 1000", 300*time.Millisecond)
+}
+
+func TestCancelledBeforeStart(t *testing.T) {
+	sh, root := newTool(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := sh.Run(ctx, bashCall("touch ran", 0))
+	if r.Outcome != record.NotExecuted {
+		t.Errorf("outcome %s", r.Outcome)
+	}
+	if _, err := os.Stat(filepath.Join(root, "ran")); err == nil {
+		t.Error("the command ran")
+	}
+}
+
+// TestNoProcessOutlivesRein kills a process running the bash tool with SIGKILL and checks that
+// every process of the command's group goes too.
+func TestNoProcessOutlivesRein(t *testing.T) {
+	if os.Getenv("REIN_SHELL_HELPER") != "" {
+		t.Skip("in the helper")
+	}
+	dir := t.TempDir()
+	helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsBash$", "-test.v")
+	helper.Env = append(os.Environ(), "REIN_SHELL_HELPER="+dir)
+	out := &strings.Builder{}
+	helper.Stdout, helper.Stderr = out, out
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer helper.Process.Kill()
+
+	pgid := readPID(t, filepath.Join(dir, "pgid"))
+	var pids []int
+	if !eventually(5*time.Second, func() bool {
+		pids = members(pgid)
+		return countComm(pids, "sleep") == 2
+	}) {
+		t.Fatalf("the sleeps never started: group %d has %v; helper said %s", pgid, pids, out)
+	}
+	if st, _ := readStat(pgid); st.ppid != helper.Process.Pid {
+		t.Fatalf("the group leader %d is not the helper's child", pgid)
+	}
+	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	helper.Wait()
+	killed := time.Now()
+	if !eventually(2*time.Second, func() bool {
+		for _, p := range pids {
+			if alive(p) {
+				return false
+			}
+		}
+		return true
+	}) {
+		for _, p := range pids {
+			if alive(p) {
+				t.Errorf("process %d (%s) outlived its rein by 2 s", p, comm(p))
+				syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+	}
+	t.Logf("%d processes gone %v after the helper's death", len(pids), time.Since(killed))
+}
+
+// TestHelperRunsBash is the helper process of TestNoProcessOutlivesRein, not a test of its own.
+func TestHelperRunsBash(t *testing.T) {
+	dir := os.Getenv("REIN_SHELL_HELPER")
+	if dir == "" {
+		t.Skip("helper process for TestNoProcessOutlivesRein")
+	}
+	sh, err := New(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sh.Run(context.Background(), bashCall("echo $$ > pgid; sleep 1000 & sleep 1000", 0))
+	t.Fatalf("the helper's command ended: %+v", r)
+}
+
+func TestAccess(t *testing.T) {
+	sh, _ := newTool(t, Options{})
+	a := sh.Access(json.RawMessage(`{"command":"git status && git  push origin main | tee log"}`))
+	want := []string{"git status", "git push origin main", "tee log"}
+	if a.Effect != tool.EffectExec || a.Opaque || strings.Join(a.Subjects, "|") != strings.Join(want, "|") {
+		t.Errorf("got %+v", a)
+	}
+}
+
+func BenchmarkTrue(b *testing.B) {
+	sh, _ := newTool(b, Options{})
+	call := bashCall("true", 0)
+	for b.Loop() {
+		if r := sh.Run(context.Background(), call); r.Outcome != record.OK {
+			b.Fatal(r.Content)
+		}
+	}
+}
