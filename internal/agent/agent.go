@@ -67,7 +67,7 @@ type Agent struct {
 
 	mu      sync.Mutex
 	pending []string // steering waiting for the next turn boundary
-	pressed bool     // a soft-line reminder was given in this excursion
+	reminded bool    // a soft-line reminder was given in this excursion
 }
 
 // New returns an agent for cfg.

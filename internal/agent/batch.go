@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"time"
 
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/record"
@@ -57,11 +56,3 @@ func (a *Agent) runOne(ctx context.Context, turn int64, c tool.Call) (tool.Resul
 	return a.cfg.Runner.Run(ctx, c), nil
 }
 
-// weigh measures context pressure at a turn boundary (DESIGN §7.3).
-func (a *Agent) weigh() error { return nil }
-
-// forceEvict makes the harness's own eviction after a prompt-too-long error. It reports whether
-// it evicted anything.
-func (a *Agent) forceEvict() (bool, error) { return false, nil }
-
-var _ = time.Now

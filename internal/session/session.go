@@ -157,13 +157,20 @@ func (s *Session) write(syncAll bool, ps []record.Payload) error {
 	var applied []record.Record
 	for _, p := range ps {
 		p = s.redact(p)
-		r := record.Record{Seq: s.st.Seq() + 1, Time: s.opts.Now().UnixMilli(), Body: p}
-		if err := s.st.Judge(r); err != nil {
-			return s.fail(fmt.Errorf("the fold refused a live record (a harness bug): %w", err))
-		}
-		line, err := record.Encode(r)
+		seq := s.st.Seq() + 1
+		line, err := record.Encode(record.Record{Seq: seq, Time: s.opts.Now().UnixMilli(), Body: p})
 		if err != nil {
 			return s.fail(err)
+		}
+		// The fold applies what the line says, not the value it was made from, so the live state
+		// is the state a replay will build, byte for byte (invalid UTF-8, for one, does not survive
+		// JSON).
+		r, err := record.Decode(line, seq)
+		if err != nil {
+			return s.fail(fmt.Errorf("a record does not survive its own encoding (a harness bug): %w", err))
+		}
+		if err := s.st.Judge(r); err != nil {
+			return s.fail(fmt.Errorf("the fold refused a live record (a harness bug): %w", err))
 		}
 		loc, err := s.w.Append(line)
 		if err != nil {
