@@ -194,7 +194,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 
 	a := agent.New(agent.Config{
 		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
-		System: systemPrompt(ws), Runner: runner, Doors: doors(), MaxTurns: f.maxTurns, Window: wired.window,
+		System: systemPrompt(ws), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
 	})
 	out := newPrinter(stdout, stderr, f.asJSON)
 	out.session(sess)

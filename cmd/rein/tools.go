@@ -44,5 +44,7 @@ func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
 	return &tool.Runner{Tools: reg, Policy: pol}, nil
 }
 
-// doors are the tools that act on the session itself.
-func doors() []agent.Door { return agent.Doors() }
+// doors are the tools that act on the session itself: context, transcript and agents.
+func doors(ws string, wired *wiring, f runFlags) []agent.Door {
+	return append(agent.Doors(), &agent.Children{Spawn: spawner(ws, wired, f)})
+}

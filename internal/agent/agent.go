@@ -66,7 +66,7 @@ type Agent struct {
 	sess *session.Session
 
 	mu      sync.Mutex
-	pending []string // steering waiting for the next turn boundary
+	pending []Steer // steering waiting for the next turn boundary
 	reminded bool    // a soft-line reminder was given in this excursion
 }
 
@@ -92,7 +92,7 @@ type Outcome struct {
 	Reason string // fold.Replied, Cancelled, Aborted, Limit
 	Err    error  // the error behind Aborted
 	// Withdrawn is steering that was still waiting when the exchange ended; it was not delivered.
-	Withdrawn []string
+	Withdrawn []Steer
 }
 
 // Prompt is what a person sends.
@@ -102,14 +102,28 @@ type Prompt struct {
 	Submission  string
 }
 
+// Steer is a line for the running exchange: text typed while the agent worked, and the host
+// submission it delivers (if any).
+type Steer struct {
+	Text       string
+	Submission string
+}
+
 // Steer queues a line to be delivered at the next turn boundary of the running exchange.
-func (a *Agent) Steer(text string) {
+func (a *Agent) Steer(text string) { a.SteerSubmission(Steer{Text: text}) }
+
+// SteerSubmission queues a host submission to be delivered as steering at the next boundary.
+func (a *Agent) SteerSubmission(s Steer) {
 	a.mu.Lock()
-	a.pending = append(a.pending, text)
+	a.pending = append(a.pending, s)
 	a.mu.Unlock()
 }
 
-func (a *Agent) takePending() []string {
+// Withdraw takes back every queued line not yet delivered; a line the loop has already taken is
+// delivered. Withdraw and delivery exclude each other, so a withdrawn line is never delivered.
+func (a *Agent) Withdraw() []Steer { return a.takePending() }
+
+func (a *Agent) takePending() []Steer {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := a.pending
@@ -256,7 +270,7 @@ func (a *Agent) boundary() error {
 	st := a.sess.State()
 	if st.Phase() == fold.AwaitingAssistantAfterToolResults || st.Phase() == fold.AwaitingAssistantAfterUser {
 		for _, t := range a.takePending() {
-			if err := a.sess.Append(&record.Steering{Text: t, Source: "user"}); err != nil {
+			if err := a.sess.Append(&record.Steering{Text: t.Text, Source: "user", Submission: t.Submission}); err != nil {
 				return err
 			}
 		}

@@ -96,6 +96,7 @@ type Residue struct {
 type State struct {
 	phase    Phase
 	seq      int64 // the last record applied
+	last     int64 // its time, unix ms
 	protocol int   // protocol records applied
 	system   string
 	turns    []Turn
@@ -121,6 +122,7 @@ type State struct {
 	meta     Meta
 	subs     map[string]*Submission
 	subOrder []string
+	stops    map[string]record.Stop // host Stop presses by operation id
 }
 
 // Meta is what the events say about the session's setup.
@@ -135,6 +137,8 @@ type Meta struct {
 	UsageStale    bool // an edit landed since LastUsage was reported
 	Title         string
 	Closed        bool
+	Op            string // the host operation that created the session
+	Created       int64  // unix ms
 }
 
 // Submission is the folded lifecycle of one host submission (DESIGN §12.2).
@@ -159,6 +163,7 @@ func New() *State {
 		started:   map[string]bool{},
 		seen:      map[string]bool{},
 		subs:      map[string]*Submission{},
+		stops:     map[string]record.Stop{},
 	}
 }
 
@@ -188,6 +193,7 @@ func (s *State) Step(r record.Record) error {
 	}
 	s.apply(r)
 	s.seq = r.Seq
+	s.last = r.Time
 	if r.Class() == record.Protocol {
 		s.refresh()
 	}
@@ -277,6 +283,9 @@ func (s *State) apply(r record.Record) {
 // Phase returns the sequencing phase.
 func (s *State) Phase() Phase { return s.phase }
 
+// LastTime returns the time of the last record applied, in unix milliseconds.
+func (s *State) LastTime() int64 { return s.last }
+
 // Seq returns the sequence number of the last record applied.
 func (s *State) Seq() int64 { return s.seq }
 
@@ -358,6 +367,29 @@ func (s *State) Submissions() []Submission {
 	return out
 }
 
+// StopByOp returns the Stop recorded under a host operation id.
+func (s *State) StopByOp(op string) (record.Stop, bool) {
+	v, ok := s.stops[op]
+	return v, ok
+}
+
+// SubmissionByOp returns the submission a host operation id created.
+func (s *State) SubmissionByOp(op string) (Submission, bool) {
+	for _, id := range s.subOrder {
+		if v := s.subs[id]; v.Op == op {
+			return *v, true
+		}
+	}
+	return Submission{}, false
+}
+
+// deliver marks a host submission delivered by the prompt or steering that carries it.
+func (s *State) deliver(id string, seq int64) {
+	if v, ok := s.subs[id]; ok && id != "" {
+		v.State, v.Seq = "delivered", seq
+	}
+}
+
 // Submission returns one host submission by id.
 func (s *State) Submission(id string) (Submission, bool) {
 	v, ok := s.subs[id]
@@ -372,6 +404,7 @@ func (s *State) applyEvent(r record.Record) {
 	case *record.SessionStarted:
 		s.meta.Session, s.meta.Provider, s.meta.Model = b.Session, b.Provider, b.Model
 		s.meta.ContextWindow, s.meta.Cwd = b.ContextWindow, b.Cwd
+		s.meta.Title, s.meta.Op, s.meta.Created = b.Title, b.Op, r.Time
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
 		s.meta.Resumes++
@@ -401,6 +434,8 @@ func (s *State) applyEvent(r record.Record) {
 		s.meta.Closed = true
 	case *record.Submission:
 		s.applySubmission(r.Seq, b)
+	case *record.Stop:
+		s.stops[b.Op] = *b
 	}
 }
 

@@ -29,6 +29,9 @@ func (s *State) judgeUserPrompt(seq int64, b *record.UserPrompt) error {
 	if strings.TrimSpace(b.Text) == "" && len(b.Attachments) == 0 {
 		return refuse(seq, "is an empty prompt: a prompt needs text or an attachment")
 	}
+	if err := s.judgeDelivery(seq, b.Submission); err != nil {
+		return err
+	}
 	for i, a := range b.Attachments {
 		if a.Text == "" && a.Data == "" {
 			return refuse(seq, "has attachment %d (%q) with no content", i+1, a.Name)
@@ -40,6 +43,9 @@ func (s *State) judgeUserPrompt(seq int64, b *record.UserPrompt) error {
 func (s *State) judgeSteering(seq int64, b *record.Steering) error {
 	if strings.TrimSpace(b.Text) == "" {
 		return refuse(seq, "is empty steering: steering needs text")
+	}
+	if err := s.judgeDelivery(seq, b.Submission); err != nil {
+		return err
 	}
 	switch {
 	case s.phase.awaitingAssistant():
@@ -247,6 +253,7 @@ func (s *State) applyUserPrompt(seq int64, b *record.UserPrompt) {
 	s.addTurn(Turn{ID: b.Turn, Role: record.User, Kind: Own, Label: label(b.Text), Messages: []record.Message{m}, Seqs: []int64{seq}})
 	s.phase = AwaitingAssistantAfterUser
 	s.inFlight = true
+	s.deliver(b.Submission, seq)
 }
 
 // PromptMessage renders a prompt as the user message it is sent as: its text, then each
@@ -274,6 +281,7 @@ func (s *State) applySteering(seq int64, b *record.Steering) {
 	t.Bytes = messagesSize(t.Messages)
 	s.turns[i] = t
 	s.phase = AwaitingAssistantAfterUser
+	s.deliver(b.Submission, seq)
 }
 
 // appendUserText extends a turn's messages with a user-voice line: a text part on its last
@@ -417,4 +425,16 @@ func TurnMessages(bodies []record.Payload) []record.Message {
 		}
 	}
 	return msgs
+}
+
+// judgeDelivery refuses delivering a host submission that has already ended: a withdrawn message
+// is never delivered.
+func (s *State) judgeDelivery(seq int64, id string) error {
+	if id == "" {
+		return nil
+	}
+	if v, ok := s.subs[id]; ok && v.State != "accepted" {
+		return refuse(seq, "delivers message %s, which is already %s", id, v.State)
+	}
+	return nil
 }

@@ -253,6 +253,8 @@ type SessionStarted struct {
 	Cwd           string `json:"cwd"`
 	Version       string `json:"version"`
 	Parent        string `json:"parent,omitempty"`
+	Title         string `json:"title,omitempty"`
+	Op            string `json:"op,omitempty"` // the host operation that created it
 }
 
 // SessionResumed marks a process taking a session up again.
@@ -366,10 +368,13 @@ type Submission struct {
 	Detail      string       `json:"detail,omitempty"`
 }
 
-// Stop records a Stop press accepted by the host, with its operation id.
+// Stop records a Stop press accepted by the host, with its operation id and what it did: the
+// submissions it withdrew and whether it interrupted a running exchange.
 type Stop struct {
-	Op   string `json:"op"`
-	Turn int64  `json:"turn,omitempty"`
+	Op          string   `json:"op"`
+	Turn        int64    `json:"turn,omitempty"`
+	Withdrawn   []string `json:"withdrawn,omitempty"`
+	Interrupted bool     `json:"interrupted,omitempty"`
 }
 
 // Renamed records a conversation's new title.

@@ -78,3 +78,31 @@ func (s *Session) Inheritance(at int64) (*record.Inherited, error) {
 	defer s.mu.RUnlock()
 	return s.st.Inheritance(s.id, at, s.pointerLocked)
 }
+
+// RecordsAfter reads back every record after sequence number after, from the file, for a client
+// catching up (an events stream resumed from Last-Event-ID).
+func (s *Session) RecordsAfter(after int64) ([]record.Record, error) {
+	s.mu.RLock()
+	if after < 0 {
+		after = 0
+	}
+	if after >= int64(len(s.loci)) {
+		s.mu.RUnlock()
+		return nil, nil
+	}
+	loci := append([]record.Locus(nil), s.loci[after:]...)
+	s.mu.RUnlock()
+	lines, err := journal.ReadPointer(s.opts.FS, record.Pointer{File: s.path, Loci: loci})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]record.Record, 0, len(lines))
+	for i, line := range lines {
+		r, err := record.Decode(line, loci[i].Seq)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

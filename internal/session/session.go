@@ -70,10 +70,10 @@ type Update struct {
 
 // Live is a live, unrecorded event.
 type Live struct {
-	Kind   string // "text", "thinking", "tool_args", "tool_output", "restart", "status"
-	Text   string
-	CallID string
-	Name   string
+	Kind   string `json:"kind"` // "text", "thinking", "tool_call", "tool_args", "tool_start", "tool_end", "restart", "status"
+	Text   string `json:"text,omitempty"`
+	CallID string `json:"call_id,omitempty"`
+	Name   string `json:"name,omitempty"`
 }
 
 // ErrFailed wraps every error after a session failed (an fsync error, a refused live record).

@@ -1,0 +1,401 @@
+package host
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/session"
+)
+
+// Capabilities are what this host accepts; a client sends an optional field only to a host that
+// advertises it.
+var Capabilities = []string{"conversation-stop.v1", "op-ids.v1", "events.v1", "attachments.v1", "queue.v1"}
+
+// MaxBody bounds every request body.
+const MaxBody = 1 << 20
+
+// Server is the host's HTTP API (docs/api.md) and the web chat.
+type Server struct {
+	h     *Host
+	token string
+	hosts map[string]bool // allowed Host header values
+	web   fs.FS
+	mux   *http.ServeMux
+}
+
+// NewServer returns the API for h, guarded by token, answering requests addressed to the listen
+// address addr (and loopback names for its port). web, when not nil, is served at /.
+func NewServer(h *Host, token, addr string, web fs.FS) *Server {
+	s := &Server{h: h, token: token, hosts: allowedHosts(addr), web: web, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+func allowedHosts(addr string) map[string]bool {
+	m := map[string]bool{}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return m
+	}
+	m[addr] = true
+	for _, name := range []string{"127.0.0.1", "localhost", "[::1]", host} {
+		if name == "" || name == "0.0.0.0" || name == "::" {
+			continue
+		}
+		if strings.Contains(name, ":") && !strings.HasPrefix(name, "[") {
+			name = "[" + name + "]"
+		}
+		m[name+":"+port] = true
+	}
+	return m
+}
+
+// AllowHost adds a Host header value (e.g. a name the host is reached by through a proxy).
+func (s *Server) AllowHost(h string) { s.hosts[h] = true }
+
+func (s *Server) routes() {
+	api := func(pattern string, fn func(w http.ResponseWriter, r *http.Request) error) {
+		s.mux.Handle(pattern, s.guard(fn))
+	}
+	api("GET /api/capabilities", s.capabilities)
+	api("GET /api/conversations", s.list)
+	api("POST /api/conversations", s.create)
+	api("GET /api/conversations/{id}", s.get)
+	api("PATCH /api/conversations/{id}", s.rename)
+	api("DELETE /api/conversations/{id}", s.close)
+	api("POST /api/conversations/{id}/messages", s.send)
+	api("POST /api/conversations/{id}/stop", s.stop)
+	api("GET /api/conversations/{id}/events", s.events)
+	api("GET /api/conversations/{id}/transcript", s.transcript)
+	s.mux.Handle("/api/", s.guard(func(w http.ResponseWriter, r *http.Request) error {
+		return errf("not_found", "no such endpoint: %s %s (docs/api.md lists them)", r.Method, r.URL.Path)
+	}))
+	if s.web != nil {
+		files := http.FileServerFS(s.web)
+		s.mux.Handle("/", s.checkHost(files))
+	}
+}
+
+// ServeHTTP serves the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// checkHost refuses requests addressed to another name (DNS rebinding) or from another origin.
+func (s *Server) checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.hosts[r.Host] {
+			writeErr(w, http.StatusMisdirectedRequest, "bad_host", fmt.Sprintf("this host does not answer to %q", r.Host))
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !s.hosts[strings.TrimPrefix(strings.TrimPrefix(o, "http://"), "https://")] {
+			writeErr(w, http.StatusForbidden, "bad_origin", fmt.Sprintf("requests from origin %q are not accepted", o))
+			return
+		}
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// guard checks host and origin, the bearer token, the body's type and size, then runs fn and
+// writes its error.
+func (s *Server) guard(fn func(w http.ResponseWriter, r *http.Request) error) http.Handler {
+	return s.checkHost(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if tok == "" && r.Method == http.MethodGet {
+			tok = r.URL.Query().Get("access_token") // EventSource cannot set headers
+		}
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
+			writeErr(w, http.StatusUnauthorized, "unauthorized", "a bearer token is required: use the one `rein serve` printed at startup")
+			return
+		}
+		if r.Method == http.MethodPost || r.Method == http.MethodPatch {
+			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if mt != "application/json" {
+				writeErr(w, http.StatusUnsupportedMediaType, "bad_content_type", "request bodies must be Content-Type: application/json")
+				return
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+		if err := fn(w, r); err != nil {
+			writeError(w, err)
+		}
+	}))
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var he *Error
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		writeErr(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the request body is over %d bytes", MaxBody))
+	case errors.As(err, &he):
+		status := map[string]int{"not_found": 404, "op_conflict": 409, "bad_request": 400, "closed": 409}[he.Code]
+		if status == 0 {
+			status = 400
+		}
+		writeErr(w, status, he.Code, he.Message)
+	case errors.Is(err, session.ErrFailed):
+		writeErr(w, http.StatusInternalServerError, "session_failed", err.Error())
+	default:
+		writeErr(w, http.StatusInternalServerError, "internal", err.Error())
+	}
+}
+
+func writeErr(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// decode reads a JSON body strictly into v.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		if errors.Is(err, io.EOF) {
+			return errf("bad_request", "the request body is empty: send a JSON object")
+		}
+		return errf("bad_request", "the request body is not the JSON this endpoint takes: %v", err)
+	}
+	return nil
+}
+
+func (s *Server) capabilities(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, 200, map[string]any{"version": s.h.cfg.Version, "capabilities": Capabilities})
+	return nil
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
+	writeJSON(w, 200, map[string]any{"conversations": s.h.List()})
+	return nil
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request) error {
+	var req struct {
+		Op    string `json:"op_id"`
+		Title string `json:"title"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	c, replayed, err := s.h.Create(req.Op, req.Title)
+	if err != nil {
+		return err
+	}
+	v := c.View()
+	status := http.StatusCreated
+	if replayed {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, map[string]any{"conversation": v, "replayed": replayed})
+	return nil
+}
+
+func (s *Server) conv(r *http.Request) (*Conv, error) { return s.h.Get(r.PathValue("id")) }
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.conv(r)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, 200, c.View())
+	return nil
+}
+
+func (s *Server) rename(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.conv(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Op    string `json:"op_id"`
+		Title string `json:"title"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	if err := c.Rename(req.Op, req.Title); err != nil {
+		return err
+	}
+	writeJSON(w, 200, c.View())
+	return nil
+}
+
+func (s *Server) close(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.conv(r)
+	if err != nil {
+		return err
+	}
+	if err := c.Close(r.URL.Query().Get("op_id")); err != nil {
+		return err
+	}
+	writeJSON(w, 200, c.View())
+	return nil
+}
+
+func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.conv(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Op          string              `json:"op_id"`
+		Text        string              `json:"text"`
+		Attachments []record.Attachment `json:"attachments"`
+		Queue       bool                `json:"queue"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	for i, a := range req.Attachments {
+		if a.Name == "" || (a.Text == "" && a.Data == "") {
+			return errf("bad_request", "attachment %d needs a name and text or data", i+1)
+		}
+	}
+	res, err := c.Send(req.Op, req.Text, req.Attachments, req.Queue)
+	if err != nil {
+		return err
+	}
+	status := http.StatusAccepted
+	if res.Replayed {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, res)
+	return nil
+}
+
+func (s *Server) stop(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.conv(r)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Op   string `json:"op_id"`
+		Turn int64  `json:"turn"`
+	}
+	if err := decode(r, &req); err != nil {
+		return err
+	}
+	res, err := c.Stop(req.Op, req.Turn)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, 200, res)
+	return nil
+}
+
+func (s *Server) transcript(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.conv(r)
+	if err != nil {
+		return err
+	}
+	var out map[string]any
+	c.sess.Read(func(st *fold.State) {
+		out = map[string]any{"system": st.System(), "messages": st.Context(), "survey": st.Survey(), "index": st.Index(), "residues": st.Residues()}
+		enc, _ := json.Marshal(out) // encode under the lock: the messages are the state's own
+		out = map[string]any{"raw": json.RawMessage(enc)}
+	})
+	w.Header().Set("Content-Type", "application/json")
+	_, err = w.Write(out["raw"].(json.RawMessage))
+	return err
+}
+
+// events streams a conversation's records as server-sent events, resuming after Last-Event-ID.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.conv(r)
+	if err != nil {
+		return err
+	}
+	after := int64(0)
+	if v := r.Header.Get("Last-Event-ID"); v != "" {
+		after, _ = strconv.ParseInt(v, 10, 64)
+	} else if v := r.URL.Query().Get("after"); v != "" {
+		after, _ = strconv.ParseInt(v, 10, 64)
+	}
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		return errors.New("streaming is not supported by this connection")
+	}
+	updates, cancel := c.sess.Subscribe()
+	defer cancel()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(200)
+	fmt.Fprint(w, ": rein events\n\n")
+	recs, err := c.sess.RecordsAfter(after)
+	if err != nil {
+		fmt.Fprintf(w, "event: error\ndata: %s\n\n", mustJSON(map[string]string{"message": err.Error()}))
+		return nil
+	}
+	last := after
+	for _, rec := range recs {
+		writeRecord(w, c, rec)
+		last = rec.Seq
+	}
+	fl.Flush()
+	ping := time.NewTicker(15 * time.Second)
+	defer ping.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-ping.C:
+			fmt.Fprint(w, ": ping\n\n")
+			fl.Flush()
+		case u, ok := <-updates:
+			if !ok {
+				return nil // fell behind: the client reconnects with Last-Event-ID and misses nothing
+			}
+			if u.Record != nil {
+				if u.Record.Seq <= last {
+					continue
+				}
+				writeRecord(w, c, *u.Record)
+				last = u.Record.Seq
+			} else if u.Live != nil {
+				fmt.Fprintf(w, "event: live\ndata: %s\n\n", mustJSON(u.Live))
+			}
+			if len(updates) == 0 {
+				fl.Flush()
+			}
+		}
+	}
+}
+
+func writeRecord(w io.Writer, c *Conv, rec record.Record) {
+	var st State
+	c.sess.Read(func(f *fold.State) { st = StateOf(f) })
+	fmt.Fprintf(w, "id: %d\nevent: record\ndata: %s\n\n", rec.Seq, mustJSON(map[string]any{"seq": rec.Seq, "kind": rec.Kind(), "payload": rec.Body, "state": st}))
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"error": err.Error()})
+	}
+	return b
+}
