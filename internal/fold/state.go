@@ -158,12 +158,12 @@ type Submission struct {
 func New() *State {
 	return &State{
 		renderedLast: -1,
-		index:     map[int64]int{},
-		callNames: map[string]string{},
-		started:   map[string]bool{},
-		seen:      map[string]bool{},
-		subs:      map[string]*Submission{},
-		stops:     map[string]record.Stop{},
+		index:        map[int64]int{},
+		callNames:    map[string]string{},
+		started:      map[string]bool{},
+		seen:         map[string]bool{},
+		subs:         map[string]*Submission{},
+		stops:        map[string]record.Stop{},
 	}
 }
 

@@ -207,11 +207,11 @@ func (c *Conv) finish(ex *exchange, out agent.Outcome) {
 
 // StopResult is what Stop answers.
 type StopResult struct {
-	Stopped     bool        `json:"stopped"`
-	Interrupted bool        `json:"interrupted"`
+	Stopped     bool    `json:"stopped"`
+	Interrupted bool    `json:"interrupted"`
 	Withdrawn   []Taken `json:"withdrawn"`
-	Reason      string      `json:"reason,omitempty"`
-	Replayed    bool        `json:"replayed"`
+	Reason      string  `json:"reason,omitempty"`
+	Replayed    bool    `json:"replayed"`
 }
 
 // Taken is a message a Stop took back, returned so the client can put its text back.
