@@ -157,6 +157,11 @@ func TestLiveEqualsReplay(t *testing.T) {
 				if err := checkSendable(a.l.s.Context()); err != nil {
 					rt.Fatalf("unsendable context after step %d: %v", i, err)
 				}
+				if a.l.s.Phase() != ReadyForUser {
+					if err := wireCheck(a.l.s); err != nil {
+						rt.Fatalf("after step %d: %v", i, err)
+					}
+				}
 			}
 			checkLaminar(rt, a.l.s)
 			if d := cmp.Diff(naiveContext(a.l.s), a.l.s.Context(), cmpopts.EquateEmpty()); d != "" {
