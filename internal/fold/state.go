@@ -123,6 +123,7 @@ type State struct {
 	subs     map[string]*Submission
 	subOrder []string
 	stops    map[string]record.Stop // host Stop presses by operation id
+	edits    map[string]int64       // host context edits (evict, rewind, clear) by operation id → seq
 }
 
 // Meta is what the events say about the session's setup.
@@ -266,12 +267,15 @@ func (s *State) apply(r record.Record) {
 	case *record.Evicted:
 		s.protocol++
 		s.applyEviction(r.Seq, b)
+		s.noteEdit(b.Op, r.Seq)
 	case *record.Rewound:
 		s.protocol++
 		s.withdrawFrom(b.Anchor)
+		s.noteEdit(b.Op, r.Seq)
 	case *record.Cleared:
 		s.protocol++
 		s.withdrawFrom(0)
+		s.noteEdit(b.Op, r.Seq)
 	case *record.Inherited:
 		s.protocol++
 		s.applyInherited(b)
@@ -365,6 +369,18 @@ func (s *State) Submissions() []Submission {
 		out = append(out, *s.subs[id])
 	}
 	return out
+}
+
+func (s *State) noteEdit(op string, seq int64) {
+	if op != "" {
+		s.edits[op] = seq
+	}
+}
+
+// EditByOp returns the record number of the context edit a host operation id made.
+func (s *State) EditByOp(op string) (int64, bool) {
+	seq, ok := s.edits[op]
+	return seq, ok
 }
 
 // StopByOp returns the Stop recorded under a host operation id.

@@ -21,7 +21,7 @@ import (
 
 // Capabilities are what this host accepts; a client sends an optional field only to a host that
 // advertises it.
-var Capabilities = []string{"conversation-stop.v1", "op-ids.v1", "events.v1", "attachments.v1", "queue.v1"}
+var Capabilities = []string{"conversation-stop.v1", "op-ids.v1", "events.v1", "attachments.v1", "queue.v1", "context-edits.v1", "fork.v1"}
 
 // MaxBody bounds every request body.
 const MaxBody = 1 << 20
@@ -79,6 +79,7 @@ func (s *Server) routes() {
 	api("POST /api/conversations/{id}/stop", s.stop)
 	api("GET /api/conversations/{id}/events", s.events)
 	api("GET /api/conversations/{id}/transcript", s.transcript)
+	s.editRoutes()
 	s.mux.Handle("/api/", s.guard(func(w http.ResponseWriter, r *http.Request) error {
 		return errf("not_found", "no such endpoint: %s %s (docs/api.md lists them)", r.Method, r.URL.Path)
 	}))
@@ -141,7 +142,7 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.As(err, &mbe):
 		writeErr(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the request body is over %d bytes", MaxBody))
 	case errors.As(err, &he):
-		status := map[string]int{"not_found": 404, "op_conflict": 409, "bad_request": 400, "closed": 409}[he.Code]
+		status := map[string]int{"not_found": 404, "op_conflict": 409, "bad_request": 400, "closed": 409, "busy": 409}[he.Code]
 		if status == 0 {
 			status = 400
 		}

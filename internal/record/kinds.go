@@ -190,15 +190,19 @@ type Evicted struct {
 	To   int64     `json:"to"`
 	Note string    `json:"note"`
 	By   Authority `json:"by"`
+	Op   string    `json:"op,omitempty"` // the host operation that asked for it, if any
 }
 
 // Rewound withdraws every turn from Anchor on.
 type Rewound struct {
-	Anchor int64 `json:"anchor"`
+	Anchor int64  `json:"anchor"`
+	Op     string `json:"op,omitempty"` // the host operation that asked for it, if any
 }
 
 // Cleared withdraws every turn.
-type Cleared struct{}
+type Cleared struct {
+	Op string `json:"op,omitempty"` // the host operation that asked for it, if any
+}
 
 // InheritedRow is one row of a parent's table as a child inherits it.
 type InheritedRow struct {

@@ -1,0 +1,187 @@
+package host
+
+import (
+	"fmt"
+	"net/http"
+	"path/filepath"
+
+	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/fsys"
+	"github.com/reinhq/rein/internal/journal"
+	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/session"
+)
+
+// A person's context edits: evict with a note, rewind, clear, and fork. They are refused while the
+// conversation is working — Stop first — so a person's edit never races the agent's loop.
+
+// EditResult answers an edit: the survey after it.
+type EditResult struct {
+	Seq      int64       `json:"seq"`
+	Survey   fold.Survey `json:"survey"`
+	Replayed bool        `json:"replayed"`
+}
+
+func (c *Conv) edit(op string, p record.Payload, check func(st *fold.State) error) (EditResult, error) {
+	if op == "" {
+		return EditResult{}, errf("bad_request", "op_id is required")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.sess.State()
+	if seq, ok := st.EditByOp(op); ok {
+		return EditResult{Seq: seq, Survey: st.Survey(), Replayed: true}, nil
+	}
+	if c.ex != nil || Working(StateOf(st)) {
+		return EditResult{}, errf("busy", "the conversation is working: stop it first, then edit its context")
+	}
+	if err := check(st); err != nil {
+		return EditResult{}, errf("bad_request", "%v", err)
+	}
+	if err := c.sess.Commit(p); err != nil {
+		return EditResult{}, err
+	}
+	return EditResult{Seq: st.Seq(), Survey: st.Survey()}, nil
+}
+
+// Evict takes turns [from, to] out of the context, leaving a residue with the note (authority
+// user).
+func (c *Conv) Evict(op string, from, to int64, note string) (EditResult, error) {
+	return c.edit(op, &record.Evicted{From: from, To: to, Note: note, By: record.ByUser, Op: op}, func(st *fold.State) error {
+		_, err := st.CheckEviction(from, to, note)
+		return err
+	})
+}
+
+// Rewind withdraws every turn from turn on.
+func (c *Conv) Rewind(op string, turn int64) (EditResult, error) {
+	return c.edit(op, &record.Rewound{Anchor: turn, Op: op}, func(st *fold.State) error { return st.CheckRewind(turn) })
+}
+
+// Clear withdraws every turn.
+func (c *Conv) Clear(op string) (EditResult, error) {
+	return c.edit(op, &record.Cleared{Op: op}, func(st *fold.State) error { return nil })
+}
+
+// Fork starts a new conversation whose first record inherits this one's context up to turn at
+// (0: all of it). A repeat of the operation answers the conversation it made.
+func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
+	if op == "" {
+		return nil, false, errf("bad_request", "op_id is required")
+	}
+	h.mu.Lock()
+	for _, c := range h.convs {
+		var m fold.Meta
+		c.sess.Read(func(st *fold.State) { m = st.Meta() })
+		if m.Op == op {
+			h.mu.Unlock()
+			return c, true, nil
+		}
+	}
+	h.mu.Unlock()
+	parent.mu.Lock()
+	inh, err := parent.sess.Inheritance(at)
+	var title string
+	parent.sess.Read(func(st *fold.State) { title = st.Meta().Title })
+	parent.mu.Unlock()
+	if err != nil {
+		return nil, false, errf("bad_request", "cannot fork: %v", err)
+	}
+	for _, row := range inh.Rows {
+		if _, err := journal.ReadPointer(fsys.OS{}, row.Pointer); err != nil {
+			return nil, false, fmt.Errorf("cannot fork: turn %d of the parent cannot be read back: %w", row.Turn, err)
+		}
+	}
+	if title != "" {
+		title = "fork of " + title
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	id := session.NewID(h.cfg.Now())
+	sess, err := session.Create(filepath.Join(h.dir, id), h.cfg.Session, &record.SessionStarted{
+		Session: id, Provider: h.cfg.Provider, Model: h.cfg.Model, ContextWindow: h.cfg.Window, Cwd: h.cfg.Cwd,
+		Version: h.cfg.Version, Parent: parent.id, Title: title, Op: op,
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	if err := sess.Commit(inh); err != nil {
+		sess.Close()
+		return nil, false, err
+	}
+	ag, err := h.cfg.NewAgent(sess)
+	if err != nil {
+		sess.Close()
+		return nil, false, err
+	}
+	c := &Conv{h: h, id: id, sess: sess, ag: ag}
+	h.convs[id] = c
+	return c, false, nil
+}
+
+func (s *Server) editRoutes() {
+	api := func(pattern string, fn func(w http.ResponseWriter, r *http.Request) error) {
+		s.mux.Handle(pattern, s.guard(fn))
+	}
+	api("POST /api/conversations/{id}/evict", func(w http.ResponseWriter, r *http.Request) error {
+		var req struct {
+			Op   string `json:"op_id"`
+			From int64  `json:"from"`
+			To   int64  `json:"to"`
+			Note string `json:"note"`
+		}
+		return s.editWith(w, r, &req, func(c *Conv) (EditResult, error) { return c.Evict(req.Op, req.From, req.To, req.Note) })
+	})
+	api("POST /api/conversations/{id}/rewind", func(w http.ResponseWriter, r *http.Request) error {
+		var req struct {
+			Op   string `json:"op_id"`
+			Turn int64  `json:"turn"`
+		}
+		return s.editWith(w, r, &req, func(c *Conv) (EditResult, error) { return c.Rewind(req.Op, req.Turn) })
+	})
+	api("POST /api/conversations/{id}/clear", func(w http.ResponseWriter, r *http.Request) error {
+		var req struct {
+			Op string `json:"op_id"`
+		}
+		return s.editWith(w, r, &req, func(c *Conv) (EditResult, error) { return c.Clear(req.Op) })
+	})
+	api("POST /api/conversations/{id}/fork", func(w http.ResponseWriter, r *http.Request) error {
+		var req struct {
+			Op string `json:"op_id"`
+			At int64  `json:"at"`
+		}
+		c, err := s.conv(r)
+		if err != nil {
+			return err
+		}
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		child, replayed, err := s.h.Fork(c, req.Op, req.At)
+		if err != nil {
+			return err
+		}
+		status := http.StatusCreated
+		if replayed {
+			status = http.StatusOK
+		}
+		writeJSON(w, status, map[string]any{"conversation": child.View(), "replayed": replayed})
+		return nil
+	})
+}
+
+func (s *Server) editWith(w http.ResponseWriter, r *http.Request, req any, do func(c *Conv) (EditResult, error)) error {
+	c, err := s.conv(r)
+	if err != nil {
+		return err
+	}
+	if err := decode(r, req); err != nil {
+		return err
+	}
+	res, err := do(c)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, 200, res)
+	return nil
+}
