@@ -192,9 +192,10 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}
 	defer sess.Close()
 
+	ds := doors(ws, wired, f)
 	a := agent.New(agent.Config{
 		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
-		System: systemPrompt(ws), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
+		System: systemPrompt(ws), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
 	})
 	out := newPrinter(stdout, stderr, f.asJSON)
 	out.session(sess)
@@ -242,6 +243,20 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}()
 
 	res := a.TakeUp(ctx, agent.Prompt{Text: prompt})
+	// Child agents the model started go on after its reply; rein waits for them (Ctrl-C stops
+	// them) and takes up their replies, which wait in the inbox for a turn boundary.
+	if kids := childrenOf(ds); kids != nil {
+		for res.Reason == fold.Replied && ctx.Err() == nil && (kids.Running() > 0 || a.Pending()) {
+			if n := kids.Running(); n > 0 {
+				fmt.Fprintf(stderr, "rein: waiting for %d child agent(s) (Ctrl-C stops them)\n", n)
+				kids.WaitAll(ctx)
+			}
+			if ctx.Err() != nil || !a.Pending() {
+				break
+			}
+			res = a.TakeUp(ctx, agent.Prompt{Text: "[rein: your child agents have finished; their replies follow.]"})
+		}
+	}
 	finish()
 	out.result(sess, res)
 	switch {
@@ -334,6 +349,11 @@ func (p *printer) update(s *session.Session, u session.Update) {
 		return
 	}
 	switch b := u.Record.Body.(type) {
+	case *record.AssistantMessage:
+		if p.midLine {
+			fmt.Fprintln(p.out)
+			p.midLine = false
+		}
 	case *record.ToolResults:
 		for _, r := range b.Results {
 			p.line(p.out, "  ⎿ %s%s\n", outcomeWord(r.Outcome), preview(r.Content))

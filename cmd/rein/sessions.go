@@ -112,7 +112,10 @@ func listSessions(out io.Writer, entries []session.Entry, asJSON bool) error {
 		if err != nil {
 			row.Error = err.Error()
 		} else {
-			row.Turns, row.Phase, row.InFlight, row.Parent, row.Model = len(st.Turns()), st.Phase().String(), st.InFlight(), st.Parent(), st.Meta().Model
+			row.Turns, row.Phase, row.InFlight, row.Parent, row.Model = len(st.Turns()), st.Phase().String(), st.InFlight(), st.Meta().Parent, st.Meta().Model
+			if row.Parent == "" {
+				row.Parent = st.Parent()
+			}
 			row.Title = st.Meta().Title
 			if row.Title == "" {
 				for _, t := range st.Turns() {
@@ -150,7 +153,7 @@ func listSessions(out io.Writer, entries []session.Entry, asJSON bool) error {
 		}
 		title := r.Title
 		if r.Parent != "" {
-			title += "  (fork of " + r.Parent + ")"
+			title += "  (child of " + r.Parent + ")"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", r.ID, r.Updated, r.Turns, state, title)
 	}

@@ -48,3 +48,13 @@ func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
 func doors(ws string, wired *wiring, f runFlags) []agent.Door {
 	return append(agent.Doors(), &agent.Children{Spawn: spawner(ws, wired, f)})
 }
+
+// childrenOf finds the agents door among doors.
+func childrenOf(ds []agent.Door) *agent.Children {
+	for _, d := range ds {
+		if c, ok := d.(*agent.Children); ok {
+			return c
+		}
+	}
+	return nil
+}

@@ -220,3 +220,53 @@ func clipText(s string, n int) string {
 
 // Config returns the agent's configuration, for building a child like it.
 func (a *Agent) Config() Config { return a.cfg }
+
+// Running returns how many children are still working.
+func (c *Children) Running() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, k := range c.kids {
+		if k.busy {
+			n++
+		}
+	}
+	return n
+}
+
+// WaitAll waits until no child is working, or ctx ends (then it stops them all).
+func (c *Children) WaitAll(ctx context.Context) {
+	for {
+		c.mu.Lock()
+		var done chan struct{}
+		for _, k := range c.kids {
+			if k.busy {
+				done = k.done
+				break
+			}
+		}
+		c.mu.Unlock()
+		if done == nil {
+			return
+		}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			c.mu.Lock()
+			for _, k := range c.kids {
+				if k.cancel != nil {
+					k.cancel()
+				}
+			}
+			c.mu.Unlock()
+			return
+		}
+	}
+}
+
+// Pending reports whether lines wait for the next turn boundary (a child's reply, say).
+func (a *Agent) Pending() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pending) > 0
+}

@@ -139,6 +139,7 @@ type Meta struct {
 	Title         string
 	Closed        bool
 	Op            string // the host operation that created the session
+	Parent        string // the session this one was forked or started from
 	Created       int64  // unix ms
 }
 
@@ -420,7 +421,7 @@ func (s *State) applyEvent(r record.Record) {
 	case *record.SessionStarted:
 		s.meta.Session, s.meta.Provider, s.meta.Model = b.Session, b.Provider, b.Model
 		s.meta.ContextWindow, s.meta.Cwd = b.ContextWindow, b.Cwd
-		s.meta.Title, s.meta.Op, s.meta.Created = b.Title, b.Op, r.Time
+		s.meta.Title, s.meta.Op, s.meta.Created, s.meta.Parent = b.Title, b.Op, r.Time, b.Parent
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
 		s.meta.Resumes++
