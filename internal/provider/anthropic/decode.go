@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
@@ -20,7 +21,7 @@ type (
 		Message      *wireReply      `json:"message"`       // message_start
 		Index        int             `json:"index"`         // content_block_*
 		ContentBlock *wireReplyBlock `json:"content_block"` // content_block_start
-		Delta        json.RawMessage `json:"delta"`         // content_block_delta, message_delta
+		Delta        json.RawMessage `json:"delta"`         // content_block_delta, message_delta; read per type
 		Usage        *wireUsage      `json:"usage"`         // message_delta
 		Error        *wireError      `json:"error"`         // error
 	}
@@ -63,10 +64,12 @@ type (
 
 // block is the decoder's state for one content block of the reply.
 type block struct {
-	part   int          // index into Reply.Parts
-	open   bool         // started, not yet stopped
-	args   bytes.Buffer // a tool call's input_json_delta pieces, raw
-	deltas bool         // input arrived as deltas (else it came whole in content_block_start)
+	part   int             // index into Reply.Parts
+	open   bool            // started, not yet stopped
+	text   strings.Builder // text or thinking so far; settled into the part by finish
+	sig    strings.Builder // a thinking block's signature so far
+	args   bytes.Buffer    // a tool call's input_json_delta pieces, raw
+	deltas bool            // input arrived as deltas (else it came whole in content_block_start)
 }
 
 // decoder folds Anthropic stream events into a neutral Reply, publishing live events as they come.
@@ -94,9 +97,14 @@ func decode(ctx context.Context, r io.Reader, on func(provider.Event)) (provider
 	d := newDecoder(on)
 	sse := provider.NewSSEReader(r)
 	for {
+		if ctx.Err() != nil { // events already buffered are not published after a Stop
+			e := d.readError(ctx, ctx.Err())
+			return d.finish(), e
+		}
 		ev, err := sse.Next()
 		if err != nil {
-			return d.finish(), d.readError(ctx, err)
+			e := d.readError(ctx, err) // before finish: it may set the stop reason
+			return d.finish(), e
 		}
 		if e := d.event(ev.Event, ev.Data); e != nil {
 			return d.finish(), e
@@ -149,6 +157,7 @@ func (d *decoder) event(name string, data []byte) *provider.Error {
 	case "content_block_start":
 		d.start(ev.Index, ev.ContentBlock)
 	case "content_block_delta":
+		// Decoded apart, so that a delta type added later, whatever its fields, is only skipped.
 		var delta wireDelta
 		if json.Unmarshal(ev.Delta, &delta) == nil {
 			d.delta(ev.Index, &delta)
@@ -201,6 +210,8 @@ func (d *decoder) start(index int, cb *wireReplyBlock) {
 	}
 	d.began = true
 	b := &block{part: len(d.reply.Parts), open: true}
+	b.text.WriteString(p.Text)
+	b.sig.WriteString(p.Signature)
 	d.blocks[index] = b
 	if p.Type == record.PartToolCall {
 		if in := bytes.TrimSpace(cb.Input); len(in) > 0 && !bytes.Equal(in, []byte("{}")) {
@@ -231,13 +242,13 @@ func (d *decoder) delta(index int, delta *wireDelta) {
 	p := &d.reply.Parts[b.part]
 	switch {
 	case delta.Type == "text_delta" && p.Type == record.PartText:
-		p.Text += delta.Text
+		b.text.WriteString(delta.Text)
 		d.on(provider.Event{Type: provider.TextDelta, Index: b.part, Text: delta.Text})
 	case delta.Type == "thinking_delta" && p.Type == record.PartThinking:
-		p.Text += delta.Thinking
+		b.text.WriteString(delta.Thinking)
 		d.on(provider.Event{Type: provider.ThinkingDelta, Index: b.part, Text: delta.Thinking})
 	case delta.Type == "signature_delta" && p.Type == record.PartThinking:
-		p.Signature += delta.Signature
+		b.sig.WriteString(delta.Signature)
 	case delta.Type == "input_json_delta" && p.Type == record.PartToolCall:
 		if !b.deltas {
 			b.deltas = true
@@ -265,13 +276,21 @@ func (d *decoder) usage(u *wireUsage) {
 	set(&d.reply.Usage.CacheWrite, u.CacheWrite)
 }
 
-// finish settles tool-call arguments and lists the calls whose arguments were cut off: a block
-// never stopped, or the last block of a max-tokens stop whose input is not complete JSON.
+// finish settles text, signatures and tool-call arguments into the parts, and lists the calls
+// whose arguments were cut off: a block never stopped, or the last block of a max-tokens stop
+// whose input is not complete JSON.
 func (d *decoder) finish() provider.Reply {
 	last := len(d.reply.Parts) - 1
 	for _, b := range d.blocks {
 		p := &d.reply.Parts[b.part]
-		if p.Type != record.PartToolCall {
+		switch p.Type {
+		case record.PartText:
+			p.Text = b.text.String()
+			continue
+		case record.PartThinking:
+			p.Text, p.Signature = b.text.String(), b.sig.String()
+			continue
+		case record.PartRedacted:
 			continue
 		}
 		raw := bytes.TrimSpace(b.args.Bytes())

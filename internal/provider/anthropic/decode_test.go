@@ -308,3 +308,52 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodeStopsAtCancel shows that events already received are not published once ctx ends.
+func TestDecodeStopsAtCancel(t *testing.T) {
+	data, err := os.ReadFile("testdata/tool_use.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	n := 0
+	reply, err := decode(ctx, bytes.NewReader(data), func(provider.Event) { n++; cancel() })
+	var e *provider.Error
+	if !errors.As(err, &e) || e.Class != provider.Cancelled || !e.Partial || n != 1 || reply.StopReason != provider.StopCancelled {
+		t.Fatalf("err %v, %d events, stop %q: want cancelled after the first event", err, n, reply.StopReason)
+	}
+}
+
+// BenchmarkDecode measures decoding a long streamed reply: text deltas, then a tool call.
+func BenchmarkDecode(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_b\",\"model\":\"m\",\"usage\":{\"input_tokens\":9}}}\n\n")
+	buf.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+	for buf.Len() < 1<<20 {
+		buf.WriteString("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"a few more words of the reply \"}}\n\n")
+	}
+	buf.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
+	buf.WriteString("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":9000}}\n\n")
+	buf.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	in := buf.Bytes()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decode(context.Background(), bytes.NewReader(in), func(provider.Event) {}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestDecodeFutureDeltaShapes(t *testing.T) {
+	stream := `data: {"type":"message_start","message":{"id":"m","model":"x"}}` + "\n\n" +
+		`data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}` + "\n\n" +
+		`data: {"type":"content_block_delta","index":0,"delta":{"type":"rich_delta","text":{"runs":[1]}}}` + "\n\n" +
+		`data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ok"}}` + "\n\n" +
+		`data: {"type":"message_delta","delta":"opaque","usage":{"output_tokens":2}}` + "\n\n" +
+		`data: {"type":"message_stop"}` + "\n\n"
+	reply, err := decode(context.Background(), strings.NewReader(stream), nil)
+	if err != nil || len(reply.Parts) != 1 || reply.Parts[0].Text != "ok" || reply.Usage.Output != 2 {
+		t.Fatalf("reply %+v err %v: a delta of an unknown shape must only be skipped", reply, err)
+	}
+}

@@ -76,8 +76,9 @@ var ephemeral = &wireCacheControl{Type: "ephemeral"}
 //     the last block of each of the last two messages (DESIGN §5).
 //   - Messages are sent as written, consecutive same-role messages included (the API merges them).
 //   - Thinking without a signature cannot be sent back and is dropped; empty text blocks are
-//     dropped; whitespace-only text is dropped from a message that has no other text, which the API
-//     refuses. An assistant message left with nothing is dropped; a user message never is.
+//     dropped; whitespace-only text blocks are dropped from a message none of whose text is more
+//     than whitespace, which the API refuses. An assistant message left with nothing is dropped; a
+//     user message never is (Validate then names what is wrong).
 //   - A final assistant message's trailing whitespace is trimmed (DESIGN §6.6).
 //
 // Encode fails only on input no request could carry: an unknown part type or tool arguments or a

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 
@@ -52,10 +51,23 @@ type (
 	}
 )
 
+// validID reports whether s matches ^[a-zA-Z0-9_-]+$, the pattern of tool ids and (up to 64
+// bytes long) tool names.
+func validID(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 var (
-	toolIDPattern   = regexp.MustCompile(`^[a-zA-Z0-9_-]+$`)
-	toolNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-	imageTypes      = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
+	imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
 	// knownBlocks are the content block types this validator knows the rules of.
 	knownBlocks = map[string]bool{
 		"text": true, "image": true, "document": true, "tool_use": true, "tool_result": true,
@@ -74,12 +86,8 @@ const maxCacheBreakpoints = 4
 // relate messages to each other, as the API does.
 func Validate(body []byte) *provider.Violation {
 	var req vRequest
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&req); err != nil {
+	if err := json.Unmarshal(body, &req); err != nil {
 		return &provider.Violation{Rule: "malformed", Message: "request body is not a valid Messages API request: " + err.Error()}
-	}
-	if dec.More() {
-		return &provider.Violation{Rule: "malformed", Message: "request body has data after the JSON object"}
 	}
 	if v := validateTop(&req); v != nil {
 		return v
@@ -146,7 +154,7 @@ func validateTop(req *vRequest) *provider.Violation {
 		if t.Type != "" && t.Type != "custom" {
 			continue // a server tool: its own rules
 		}
-		if !toolNamePattern.MatchString(t.Name) {
+		if !validID(t.Name) || len(t.Name) > 64 {
 			return violation("tool_name", fmt.Sprintf("tools.%d.name", i),
 				fmt.Sprintf("tools.%d.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'", i))
 		}
@@ -200,7 +208,11 @@ func validateSchema(i int, role string, blocks []vBlock) *provider.Violation {
 		return violation("role", fmt.Sprintf("messages.%d.role", i),
 			fmt.Sprintf("messages.%d.role: Input should be 'user' or 'assistant'", i))
 	}
-	for j, b := range blocks {
+	for j := range blocks {
+		b := &blocks[j]
+		if b.Type == "text" && b.Text != nil {
+			continue // the common case, judged without building a path
+		}
 		at := fmt.Sprintf("messages.%d.content.%d", i, j)
 		if !knownBlocks[b.Type] {
 			return violation("block_type", at+".type", fmt.Sprintf("%s.type: unknown content block type %q", at, b.Type))
@@ -236,7 +248,7 @@ func validateSchema(i int, role string, blocks []vBlock) *provider.Violation {
 			if b.ID == nil {
 				return field("id")
 			}
-			if !toolIDPattern.MatchString(*b.ID) {
+			if !validID(*b.ID) {
 				return violation("tool_id_pattern", at+".id",
 					fmt.Sprintf("%s.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'", at))
 			}
@@ -253,7 +265,7 @@ func validateSchema(i int, role string, blocks []vBlock) *provider.Violation {
 			if b.ToolUseID == nil {
 				return field("tool_use_id")
 			}
-			if !toolIDPattern.MatchString(*b.ToolUseID) {
+			if !validID(*b.ToolUseID) {
 				return violation("tool_id_pattern", at+".tool_use_id",
 					fmt.Sprintf("%s.tool_result.tool_use_id: String should match pattern '^[a-zA-Z0-9_-]+$'", at))
 			}
@@ -306,12 +318,13 @@ func validateConversation(req *vRequest, msgs []vMessage, parsed [][]vBlock) *pr
 				fmt.Sprintf("messages.%d: all messages must have non-empty content except for the optional final assistant message", i))
 		}
 		texts, blank := 0, 0
-		for j, b := range blocks {
-			at := fmt.Sprintf("messages.%d.content.%d", i, j)
+		for j := range blocks {
+			b := &blocks[j]
+			at := func() string { return fmt.Sprintf("messages.%d.content.%d", i, j) }
 			switch b.Type {
 			case "text":
 				if *b.Text == "" {
-					return violation("text_empty", at, "messages: text content blocks must be non-empty")
+					return violation("text_empty", at(), "messages: text content blocks must be non-empty")
 				}
 				texts++
 				if strings.TrimFunc(*b.Text, unicode.IsSpace) == "" {
@@ -319,15 +332,15 @@ func validateConversation(req *vRequest, msgs []vMessage, parsed [][]vBlock) *pr
 				}
 			case "tool_use":
 				if role != "assistant" {
-					return violation("tool_use_role", at, at+": tool_use blocks may only appear in assistant messages")
+					return violation("tool_use_role", at(), at()+": tool_use blocks may only appear in assistant messages")
 				}
 				if seen[*b.ID] {
-					return violation("tool_use_duplicate", at, at+": `tool_use` ids must be unique")
+					return violation("tool_use_duplicate", at(), at()+": `tool_use` ids must be unique")
 				}
 				seen[*b.ID] = true
 			case "tool_result":
 				if role != "user" {
-					return violation("tool_result_role", at, at+": tool_result blocks may only appear in user messages")
+					return violation("tool_result_role", at(), at()+": tool_result blocks may only appear in user messages")
 				}
 			}
 		}
@@ -442,16 +455,22 @@ func validateFinal(req *vRequest, msgs []vMessage, parsed [][]vBlock) *provider.
 			}
 		}
 	}
-	if req.Thinking == nil || req.Thinking.Type != "enabled" || last == 0 || msgs[last].Role != "user" || msgs[last-1].Role != "assistant" {
+	if req.Thinking == nil || req.Thinking.Type != "enabled" {
 		return nil
 	}
-	if len(parsed[last]) == 0 || parsed[last][0].Type != "tool_result" || len(parsed[last-1]) == 0 {
+	// The last assistant message, when the user messages after it open with its tool results: the
+	// API merges those user messages into one turn, the tool loop still in progress.
+	a := last
+	for a >= 0 && msgs[a].Role == "user" {
+		a--
+	}
+	if a < 0 || a == last || len(parsed[a]) == 0 || len(parsed[a+1]) == 0 || parsed[a+1][0].Type != "tool_result" {
 		return nil
 	}
-	if t := parsed[last-1][0].Type; t != "thinking" && t != "redacted_thinking" {
-		return violation("thinking_first", fmt.Sprintf("messages.%d.content.0", last-1), fmt.Sprintf(
+	if t := parsed[a][0].Type; t != "thinking" && t != "redacted_thinking" {
+		return violation("thinking_first", fmt.Sprintf("messages.%d.content.0", a), fmt.Sprintf(
 			"messages.%d.content.0.type: Expected `thinking` or `redacted_thinking`, but found `%s`. When `thinking` is enabled, a final `assistant` message must start with a thinking block.",
-			last-1, t))
+			a, t))
 	}
 	return nil
 }

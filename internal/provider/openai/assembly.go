@@ -142,31 +142,26 @@ type wireError struct {
 	Message string          `json:"message"`
 }
 
-// classify turns the error object into a classified stream failure. A numeric code is an HTTP
-// status the server would have answered with had it not already begun streaming, so it is
-// classified as that status; the failure still happened inside a stream, so Status stays 0.
-func (w wireError) classify(body []byte) *provider.Error {
-	var code string
-	if err := json.Unmarshal(w.Code, &code); err != nil {
-		code = ""
-	}
+// classify turns the error object into a classified stream failure. A numeric code is the HTTP
+// status the server would have answered with had it not already begun streaming, so the object is
+// classified as a body with that status; the failure still happened inside a stream, so Status
+// stays 0. A string code (OpenAI's context_length_exceeded, rate_limit_exceeded) says more than the
+// type beside it (invalid_request_error, tokens), so it is what the class is read from.
+func (w wireError) classify() *provider.Error {
 	if n, err := strconv.Atoi(string(w.Code)); err == nil && n >= 400 && n <= 599 {
+		body, _ := json.Marshal(struct {
+			Error wireError `json:"error"`
+		}{w})
 		e := provider.Classify(n, nil, body)
 		e.Status = 0
 		if e.Type == "" {
-			e.Type = w.Type
-		}
-		if e.Type == "" {
 			e.Type = strconv.Itoa(n)
-		}
-		if e.Message == "" {
-			e.Message = w.Message
 		}
 		return e
 	}
-	typ := code
-	if typ == "" {
-		typ = w.Type
+	var code string
+	if json.Unmarshal(w.Code, &code) != nil || code == "" {
+		code = w.Type
 	}
-	return provider.StreamError(typ, w.Message)
+	return provider.StreamError(code, w.Message)
 }

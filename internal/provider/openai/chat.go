@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/provider"
 )
@@ -44,9 +45,9 @@ type chatChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content          string          `json:"content"`
+			Content          deltaContent    `json:"content"`
 			Refusal          string          `json:"refusal"`
-			Reasoning        json.RawMessage `json:"reasoning"`
+			Reasoning        deltaContent    `json:"reasoning"`
 			ReasoningContent string          `json:"reasoning_content"`
 			ToolCalls        []chatCallDelta `json:"tool_calls"`
 		} `json:"delta"`
@@ -72,21 +73,51 @@ type chatCallDelta struct {
 	} `json:"function"`
 }
 
+// deltaContent is a delta's text: a string, or (from some OpenAI-compatible servers) an array of
+// parts whose text parts are read in order. Any other shape is read as no text.
+type deltaContent string
+
+func (c *deltaContent) UnmarshalJSON(b []byte) error {
+	switch kind(b) {
+	case "string":
+		if s := b[1 : len(b)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+			*c = deltaContent(s) // nothing to unescape: the common case, taken without a second parse
+			return nil
+		}
+		return json.Unmarshal(b, (*string)(c))
+	case "array":
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(b, &parts); err != nil {
+			return err
+		}
+		var s []byte
+		for _, p := range parts {
+			if p.Type == "text" {
+				s = append(s, p.Text...)
+			}
+		}
+		*c = deltaContent(s)
+	}
+	return nil
+}
+
 // chatDecoder assembles a Chat Completions stream. Tool calls are merged by their index; a
 // different id at an index already in use opens a new call there (Ollama numbers every call of
 // a parallel batch 0), while the same id again (some servers resend it on every chunk) does not.
 type chatDecoder struct {
 	a       assembly
 	calls   map[int]int // wire index → part index of the call it currently names
-	ids     map[int]string
-	last    int // part index of the latest call, -1 if none
+	last    int         // part index of the latest call, -1 if none
 	finish  string
 	refusal bool
 	ended   bool
 }
 
 func newChatDecoder(on func(provider.Event)) *chatDecoder {
-	return &chatDecoder{a: newAssembly(on), calls: map[int]int{}, ids: map[int]string{}, last: -1}
+	return &chatDecoder{a: newAssembly(on), calls: map[int]int{}, last: -1}
 }
 
 func (d *chatDecoder) assembled() *assembly { return &d.a }
@@ -101,7 +132,7 @@ func (d *chatDecoder) eof() bool {
 
 var doneMarker = []byte("[DONE]")
 
-func (d *chatDecoder) event(_ string, data []byte) (bool, error) {
+func (d *chatDecoder) event(name string, data []byte) (bool, error) {
 	data = bytes.TrimSpace(data)
 	if bytes.Equal(data, doneMarker) {
 		d.end()
@@ -111,15 +142,18 @@ func (d *chatDecoder) event(_ string, data []byte) (bool, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return false, fmt.Errorf("decode chat chunk: %w", err)
 	}
+	if name == "error" && kind(c.Error) != "object" {
+		return false, c.wireError.classify() // a flat error under an SSE error event
+	}
 	if kind(c.Error) == "object" {
 		var w wireError
 		if err := json.Unmarshal(c.Error, &w); err != nil {
 			return false, fmt.Errorf("decode chat error: %w", err)
 		}
-		return false, w.classify(data)
+		return false, w.classify()
 	}
 	if c.Object == "error" {
-		return false, c.wireError.classify(data)
+		return false, c.wireError.classify()
 	}
 	if d.a.reply.ID == "" {
 		d.a.reply.ID = c.ID
@@ -140,15 +174,13 @@ func (d *chatDecoder) event(_ string, data []byte) (bool, error) {
 			continue
 		}
 		dl := &ch.Delta
+		// Servers name reasoning one way or the other; one that sends both sends it twice.
 		if dl.ReasoningContent != "" {
 			d.a.thinking(dl.ReasoningContent)
-		} else if kind(dl.Reasoning) == "string" {
-			var s string
-			if json.Unmarshal(dl.Reasoning, &s) == nil {
-				d.a.thinking(s)
-			}
+		} else {
+			d.a.thinking(string(dl.Reasoning))
 		}
-		d.a.text(dl.Content)
+		d.a.text(string(dl.Content))
 		if dl.Refusal != "" {
 			d.refusal = true
 			d.a.text(dl.Refusal)

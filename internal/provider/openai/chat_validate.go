@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -24,10 +23,10 @@ type chatBodyIn struct {
 }
 
 type chatMessageIn struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	ToolCalls  []chatCallIn    `json:"tool_calls"`
-	ToolCallID *string         `json:"tool_call_id"`
+	Role       string              `json:"role"`
+	Content    valueIn[chatPartIn] `json:"content"`
+	ToolCalls  []chatCallIn        `json:"tool_calls"`
+	ToolCallID *string             `json:"tool_call_id"`
 }
 
 type chatCallIn struct {
@@ -40,8 +39,8 @@ type chatCallIn struct {
 }
 
 type chatPartIn struct {
-	Type     string  `json:"type"`
-	Text     *string `json:"text"`
+	Type     string `json:"type"`
+	Text     textIn `json:"text"`
 	ImageURL *struct {
 		URL string `json:"url"`
 	} `json:"image_url"`
@@ -90,22 +89,22 @@ func checkChatMessage(i int, m *chatMessageIn) *provider.Violation {
 	path := fmt.Sprintf("messages[%d]", i)
 	switch m.Role {
 	case "system", "developer":
-		return checkChatContent(path, m.Content, false, "text")
+		return checkChatContent(path, &m.Content, false, "text")
 	case "user":
-		return checkChatContent(path, m.Content, true, "text", "image_url", "input_audio", "file")
+		return checkChatContent(path, &m.Content, true, "text", "image_url", "input_audio", "file")
 	case "assistant":
-		if len(m.ToolCalls) == 0 {
-			if kind(m.Content) == "null" {
-				return violation(RuleEmptyContent, path+".content", "Invalid value for 'content': expected a string, got null.")
-			}
-			if emptyContent(m.Content) {
-				return violation(RuleEmptyContent, path+".content",
-					"An assistant message must have non-empty 'content' or 'tool_calls'.")
+		if m.Content.Kind() != "null" {
+			if v := checkChatContent(path, &m.Content, false, "text", "refusal"); v != nil {
+				return v
 			}
 		}
-		if kind(m.Content) != "null" {
-			if v := checkChatContent(path, m.Content, false, "text", "refusal"); v != nil {
-				return v
+		if len(m.ToolCalls) == 0 {
+			if m.Content.Kind() == "null" {
+				return violation(RuleEmptyContent, path+".content", "Invalid value for 'content': expected a string, got null.")
+			}
+			if silent(&m.Content) {
+				return violation(RuleEmptyContent, path+".content",
+					"An assistant message must have non-empty 'content' or 'tool_calls'.")
 			}
 		}
 		for j, c := range m.ToolCalls {
@@ -130,7 +129,7 @@ func checkChatMessage(i int, m *chatMessageIn) *provider.Violation {
 			return violation(RuleBadToolCall, path+".tool_call_id",
 				"Missing parameter 'tool_call_id': messages with role 'tool' must have a 'tool_call_id'.")
 		}
-		return checkChatContent(path, m.Content, false, "text")
+		return checkChatContent(path, &m.Content, false, "text")
 	case "function":
 		// Deprecated, never sent by rein, still accepted by OpenAI.
 	default:
@@ -142,40 +141,34 @@ func checkChatMessage(i int, m *chatMessageIn) *provider.Violation {
 
 // checkChatContent checks a content field: a string, or a non-empty array of parts of the given
 // types. nonEmpty refuses an empty string too.
-func checkChatContent(path string, raw json.RawMessage, nonEmpty bool, types ...string) *provider.Violation {
+func checkChatContent(path string, c *valueIn[chatPartIn], nonEmpty bool, types ...string) *provider.Violation {
 	cp := path + ".content"
-	switch kind(raw) {
+	switch c.Kind() {
 	case "null":
 		return violation(RuleEmptyContent, cp, "Invalid value for 'content': expected a string, got null.")
 	case "string":
-		if nonEmpty {
-			if emptyContent(raw) {
-				return violation(RuleEmptyContent, cp,
-					"Invalid '%s': string too short. Expected a string with minimum length 1, but got an empty string instead.", cp)
-			}
+		if nonEmpty && c.empty {
+			return violation(RuleEmptyContent, cp,
+				"Invalid '%s': string too short. Expected a string with minimum length 1, but got an empty string instead.", cp)
 		}
 		return nil
 	case "array":
 	default:
 		return violation(RuleBadContent, cp,
-			"Invalid type for '%s': expected one of a string or array of objects, but got %s instead.", cp, kind(raw))
+			"Invalid type for '%s': expected one of a string or array of objects, but got %s instead.", cp, c.Kind())
 	}
-	var parts []chatPartIn
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return violation(RuleBadContent, cp, "Invalid type for '%s': %v.", cp, err)
-	}
-	if len(parts) == 0 {
+	if c.empty {
 		return violation(RuleEmptyContent, cp,
 			"Invalid '%s': empty array. Expected an array with minimum length 1, but got an empty array instead.", cp)
 	}
-	for j, p := range parts {
+	for j, p := range c.elems {
 		pp := fmt.Sprintf("%s[%d]", cp, j)
 		if !contains(types, p.Type) {
 			return violation(RuleBadContent, pp+".type", "Invalid value: '%s'. Supported values are: %s.", p.Type, quoteList(types))
 		}
 		switch p.Type {
-		case "text", "refusal":
-			if p.Text == nil && p.Type == "text" {
+		case "text":
+			if p.Text.Kind() != "string" {
 				return violation(RuleBadContent, pp+".text", "Missing required parameter: '%s.text'.", pp)
 			}
 		case "image_url":
@@ -187,26 +180,15 @@ func checkChatContent(path string, raw json.RawMessage, nonEmpty bool, types ...
 	return nil
 }
 
-// emptyContent reports whether a string or array content says nothing: an empty string, or an
-// array whose every part is an empty text.
-func emptyContent(raw json.RawMessage) bool {
-	switch kind(raw) {
-	case "string":
-		// The only JSON encoding of an empty string is "".
-		return string(bytes.TrimSpace(raw)) == `""`
-	case "array":
-		var parts []chatPartIn
-		if err := json.Unmarshal(raw, &parts); err != nil {
+// silent reports whether content says nothing: an empty string, or parts that are all empty
+// texts.
+func silent(c *valueIn[chatPartIn]) bool {
+	for _, p := range c.elems {
+		if p.Type != "text" || !p.Text.empty {
 			return false
 		}
-		for _, p := range parts {
-			if p.Type != "text" || p.Text == nil || *p.Text != "" {
-				return false
-			}
-		}
-		return true
 	}
-	return false
+	return c.empty || c.kind == "array"
 }
 
 // checkChatPairing checks that every assistant message with tool calls is followed at once by

@@ -3,6 +3,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -102,19 +103,42 @@ func (c client) send(ctx context.Context, body []byte, d streamDecoder) (provide
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return provider.Reply{}, provider.ClassifyTransport(fmt.Errorf("post %s: %w", c.endpoint, err), false)
+		return provider.Reply{}, transport(ctx, fmt.Errorf("post %s: %w", c.endpoint, err), false)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		return provider.Reply{}, provider.Classify(resp.StatusCode, resp.Header, b)
 	}
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		// Not a stream: some servers answer a failure that way even with status 200.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return provider.Reply{}, jsonAnswer(b)
+	}
 	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	defer stop()
-	return finish(ctx, d, readStream(resp.Body, d))
+	return finish(ctx, d, readStream(ctx, resp.Body, d))
+}
+
+// jsonAnswer classifies a JSON body that came where a stream was expected: the error it holds,
+// nested or flat, or else a network failure (the server did not stream).
+func jsonAnswer(b []byte) *provider.Error {
+	var body struct {
+		Error json.RawMessage `json:"error"`
+		wireError
+	}
+	if json.Unmarshal(b, &body) == nil {
+		if kind(body.Error) == "object" {
+			var w wireError
+			if json.Unmarshal(body.Error, &w) == nil {
+				return w.classify()
+			}
+		}
+		if body.Message != "" {
+			return body.wireError.classify()
+		}
+	}
+	return provider.ClassifyTransport(fmt.Errorf("expected an event stream, got a JSON body: %s", brief(string(b))), false)
 }
 
 // streamDecoder turns one API's stream events into a Reply.
@@ -135,10 +159,14 @@ type streamDecoder interface {
 var errCut = fmt.Errorf("stream ended before its finish: %w", io.ErrUnexpectedEOF)
 
 // readStream feeds every event of r to d until the stream's final word. It returns nil, a
-// *provider.Error from the stream, or a transport error (errCut for an early end).
-func readStream(r io.Reader, d streamDecoder) error {
+// *provider.Error from the stream, or a transport error (errCut for an early end). Once ctx ends,
+// no further event is read, even one already buffered.
+func readStream(ctx context.Context, r io.Reader, d streamDecoder) error {
 	sse := provider.NewSSEReader(r)
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		ev, err := sse.Next()
 		if err != nil {
 			if err == io.EOF {
@@ -173,7 +201,7 @@ func finish(ctx context.Context, d streamDecoder, err error) (provider.Reply, er
 	a.cutCalls()
 	if ctx.Err() != nil {
 		a.reply.StopReason = provider.StopCancelled
-		return a.reply, provider.ClassifyTransport(ctx.Err(), a.began)
+		return a.reply, transport(ctx, err, a.began)
 	}
 	a.reply.StopReason = ""
 	var pe *provider.Error
@@ -181,5 +209,17 @@ func finish(ctx context.Context, d streamDecoder, err error) (provider.Reply, er
 		pe.Partial = a.began
 		return a.reply, pe
 	}
-	return a.reply, provider.ClassifyTransport(err, a.began)
+	return a.reply, transport(ctx, err, a.began)
+}
+
+// transport classifies a failure below HTTP. Only the caller's ctx makes it Cancelled: a deadline
+// of the HTTP client's own (http.Client.Timeout) is a network failure, so its chain is cut.
+func transport(ctx context.Context, err error, partial bool) *provider.Error {
+	if cerr := ctx.Err(); cerr != nil {
+		return provider.ClassifyTransport(fmt.Errorf("%w (%v)", cerr, err), partial)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		err = errors.New(err.Error())
+	}
+	return provider.ClassifyTransport(err, partial)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
@@ -93,6 +94,26 @@ func TestHTTPErrorIsClassified(t *testing.T) {
 	}
 }
 
+// TestJSONInsteadOfStream: a server that answers 200 with a JSON error body has its error read.
+func TestJSONInsteadOfStream(t *testing.T) {
+	for body, want := range map[string]provider.Class{
+		`{"error":{"code":429,"message":"slow down"}}`:                           provider.RateLimited,
+		`{"object":"error","message":"bad","type":"BadRequestError","code":400}`: provider.InvalidRequest,
+		`{"id":"chatcmpl-1","choices":[]}`:                                       provider.Network,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, body)
+		}))
+		_, err := NewChat(Config{BaseURL: srv.URL}).Send(context.Background(), []byte(`{}`), nil)
+		srv.Close()
+		var pe *provider.Error
+		if !errors.As(err, &pe) || pe.Class != want {
+			t.Errorf("%s: err = %v, want class %s", body, err, want)
+		}
+	}
+}
+
 func TestTransportErrorIsNetwork(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
@@ -112,6 +133,7 @@ func TestCancelReturnsPartialAtOnce(t *testing.T) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, `data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"Hel"}}]}`+"\n\n")
 		io.WriteString(w, `data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"ls","arguments":"{\"d"}}]}}]}`+"\n\n")
+		io.WriteString(w, `data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"buffered, never published"}}]}`+"\n\n")
 		w.(http.Flusher).Flush()
 		<-release
 	}))
@@ -120,9 +142,14 @@ func TestCancelReturnsPartialAtOnce(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	cancelled := false
 	on := func(e provider.Event) {
+		if cancelled {
+			t.Errorf("event %+v published after the cancel", e)
+		}
 		if e.Type == provider.ToolArgsDelta {
 			cancel()
+			cancelled = true
 		}
 	}
 	reply, err := NewChat(Config{BaseURL: srv.URL}).Send(ctx, []byte(`{}`), on)
@@ -135,6 +162,28 @@ func TestCancelReturnsPartialAtOnce(t *testing.T) {
 	}
 	if len(reply.Incomplete) != 1 || reply.Incomplete[0] != 1 {
 		t.Errorf("Incomplete = %v, want [1]: the call's arguments were cut", reply.Incomplete)
+	}
+}
+
+// TestClientTimeoutIsNetwork: the HTTP client's own deadline is not the caller's Stop.
+func TestClientTimeoutIsNetwork(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"id":"c","model":"m","choices":[{"index":0,"delta":{"content":"Hel"}}]}`+"\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	hc := &http.Client{Timeout: 50 * time.Millisecond}
+	reply, err := NewChat(Config{BaseURL: srv.URL, HTTPClient: hc}).Send(context.Background(), []byte(`{}`), nil)
+	var pe *provider.Error
+	if !errors.As(err, &pe) || pe.Class != provider.Network || !pe.Partial {
+		t.Fatalf("err = %#v, want network, partial", err)
+	}
+	if reply.StopReason != "" || reply.Parts[0].Text != "Hel" {
+		t.Errorf("reply = %+v", reply)
 	}
 }
 

@@ -43,15 +43,16 @@ func FuzzChatDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		reply, events, err := decodeStream(bytes.NewReader(data), chatDec)
 		checkReply(t, reply, err)
-		_ = events
+		checkEvents(t, reply, events, "*")
 	})
 }
 
 func FuzzResponsesDecode(f *testing.F) {
 	seedStreams(f, "responses")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		reply, _, err := decodeStream(bytes.NewReader(data), respDec)
+		reply, events, err := decodeStream(bytes.NewReader(data), respDec)
 		checkReply(t, reply, err)
+		checkEvents(t, reply, events, "*")
 	})
 }
 

@@ -52,6 +52,7 @@ type respEvent struct {
 type respOutputItem struct {
 	Type      string `json:"type"`
 	ID        string `json:"id"`
+	Status    string `json:"status"`
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
@@ -92,8 +93,8 @@ func (d *respDecoder) assembled() *assembly { return &d.a }
 // eof: a Responses stream always ends with response.completed, .incomplete or .failed.
 func (d *respDecoder) eof() bool { return false }
 
-// known lists the event types the decoder reads; any other is ignored unparsed.
-var known = map[string]bool{
+// respEvents lists the event types the decoder reads; any other is ignored unparsed.
+var respEvents = map[string]bool{
 	"response.created": true, "response.in_progress": true,
 	"response.output_item.added": true, "response.output_item.done": true,
 	"response.output_text.delta": true, "response.refusal.delta": true,
@@ -112,7 +113,7 @@ func (d *respDecoder) event(name string, data []byte) (bool, error) {
 	if e.Type == "" {
 		e.Type = name
 	}
-	if !known[e.Type] {
+	if !respEvents[e.Type] {
 		return false, nil
 	}
 	if err != nil {
@@ -145,7 +146,8 @@ func (d *respDecoder) event(name string, data []byte) (bool, error) {
 			if e.Item.Arguments != "" {
 				d.a.setArgs(i, e.Item.Arguments)
 			}
-			d.a.done[i] = true
+			// An item a max-output-tokens stop cut off is done, but incomplete.
+			d.a.done[i] = e.Item.Status != "incomplete"
 		}
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		d.a.thinking(e.Delta)
@@ -157,7 +159,7 @@ func (d *respDecoder) event(name string, data []byte) (bool, error) {
 		if e.Response != nil && e.Response.Error != nil {
 			w = *e.Response.Error
 		}
-		return false, w.classify(data)
+		return false, w.classify()
 	case "error":
 		w := wireError{Code: e.Code, Message: e.Message}
 		if kind(e.Error) == "object" {
@@ -165,7 +167,7 @@ func (d *respDecoder) event(name string, data []byte) (bool, error) {
 				return false, fmt.Errorf("decode error event: %w", err)
 			}
 		}
-		return false, w.classify(data)
+		return false, w.classify()
 	}
 	return false, nil
 }

@@ -9,8 +9,8 @@ import (
 
 // The Responses request as the validator reads it.
 type respBodyIn struct {
-	Model string          `json:"model"`
-	Input json.RawMessage `json:"input"`
+	Model string              `json:"model"`
+	Input valueIn[respItemIn] `json:"input"`
 	Tools []struct {
 		Type       string          `json:"type"`
 		Name       string          `json:"name"`
@@ -19,20 +19,20 @@ type respBodyIn struct {
 }
 
 type respItemIn struct {
-	Type      string          `json:"type"`
-	Role      string          `json:"role"`
-	Content   json.RawMessage `json:"content"`
-	CallID    *string         `json:"call_id"`
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments"`
-	Output    json.RawMessage `json:"output"`
+	Type      string              `json:"type"`
+	Role      string              `json:"role"`
+	Content   valueIn[respPartIn] `json:"content"`
+	CallID    *string             `json:"call_id"`
+	Name      string              `json:"name"`
+	Arguments json.RawMessage     `json:"arguments"`
+	Output    textIn              `json:"output"`
 }
 
 type respPartIn struct {
-	Type     string  `json:"type"`
-	Text     *string `json:"text"`
-	ImageURL string  `json:"image_url"`
-	FileID   string  `json:"file_id"`
+	Type     string `json:"type"`
+	Text     textIn `json:"text"`
+	ImageURL string `json:"image_url"`
+	FileID   string `json:"file_id"`
 }
 
 // The item types rein's validator knows. OpenAI knows more (built-in tool calls and their
@@ -62,23 +62,20 @@ func ValidateResponses(body []byte) *provider.Violation {
 				"Invalid type for 'tools[%d].parameters': expected an object, but got %s instead.", i, kind(t.Parameters))
 		}
 	}
-	var items []respItemIn
-	switch kind(b.Input) {
+	items := b.Input.elems
+	switch b.Input.Kind() {
 	case "string":
-		if emptyContent(b.Input) {
+		if b.Input.empty {
 			return violation(RuleEmptyMessages, "input",
 				"Invalid 'input': string too short. Expected a string with minimum length 1, but got an empty string instead.")
 		}
 		return nil
 	case "array":
-		if err := json.Unmarshal(b.Input, &items); err != nil {
-			return violation(RuleBadContent, "input", "Invalid type for 'input': %v.", err)
-		}
 	case "null":
 		return violation(RuleEmptyMessages, "input", "Missing required parameter: 'input'.")
 	default:
 		return violation(RuleBadContent, "input",
-			"Invalid type for 'input': expected one of a string or array of input items, but got %s instead.", kind(b.Input))
+			"Invalid type for 'input': expected one of a string or array of input items, but got %s instead.", b.Input.Kind())
 	}
 	if len(items) == 0 {
 		return violation(RuleEmptyMessages, "input",
@@ -114,7 +111,7 @@ func checkRespItem(i int, it *respItemIn) *provider.Violation {
 		if v := checkCallID(path, it.CallID); v != nil {
 			return v
 		}
-		if k := kind(it.Output); k != "string" && k != "array" {
+		if k := it.Output.Kind(); k != "string" && k != "array" {
 			return violation(RuleBadContent, path+".output", "Missing required parameter: '%s.output'.", path)
 		}
 	case "reasoning":
@@ -149,9 +146,9 @@ func checkRespMessage(path string, it *respItemIn) *provider.Violation {
 			"Invalid value: '%s'. Supported values are: 'assistant', 'system', 'developer', and 'user'.", it.Role)
 	}
 	cp := path + ".content"
-	switch kind(it.Content) {
+	switch it.Content.Kind() {
 	case "string":
-		if emptyContent(it.Content) {
+		if it.Content.empty {
 			return violation(RuleEmptyContent, cp,
 				"Invalid '%s': string too short. Expected a string with minimum length 1, but got an empty string instead.", cp)
 		}
@@ -161,12 +158,9 @@ func checkRespMessage(path string, it *respItemIn) *provider.Violation {
 		return violation(RuleEmptyContent, cp, "Missing required parameter: '%s'.", cp)
 	default:
 		return violation(RuleBadContent, cp,
-			"Invalid type for '%s': expected one of a string or array of input items, but got %s instead.", cp, kind(it.Content))
+			"Invalid type for '%s': expected one of a string or array of input items, but got %s instead.", cp, it.Content.Kind())
 	}
-	var parts []respPartIn
-	if err := json.Unmarshal(it.Content, &parts); err != nil {
-		return violation(RuleBadContent, cp, "Invalid type for '%s': %v.", cp, err)
-	}
+	parts := it.Content.elems
 	if len(parts) == 0 {
 		return violation(RuleEmptyContent, cp,
 			"Invalid '%s': empty array. Expected an array with minimum length 1, but got an empty array instead.", cp)
@@ -179,10 +173,10 @@ func checkRespMessage(path string, it *respItemIn) *provider.Violation {
 		}
 		switch p.Type {
 		case "input_text", "output_text":
-			if p.Text == nil {
+			if p.Text.Kind() != "string" {
 				return violation(RuleBadContent, pp+".text", "Missing required parameter: '%s.text'.", pp)
 			}
-			said = said || *p.Text != ""
+			said = said || !p.Text.empty
 		case "input_image":
 			if p.ImageURL == "" && p.FileID == "" {
 				return violation(RuleBadContent, pp, "Missing required parameter: '%s.image_url'.", pp)

@@ -90,6 +90,40 @@ func kind(raw json.RawMessage) string {
 	return "number"
 }
 
+// valueIn is a JSON value the validator needs only the kind of, whether it is empty, and, for an
+// array, its elements as E. Decoding it neither copies nor unescapes a string, which keeps
+// validation of long histories cheap.
+type valueIn[E any] struct {
+	kind  string // as kind() names it; "" when the field is absent
+	empty bool   // an empty string or an empty array
+	elems []E
+}
+
+func (v *valueIn[E]) UnmarshalJSON(b []byte) error {
+	v.kind = kind(b)
+	switch v.kind {
+	case "string":
+		v.empty = string(b) == `""` // the only JSON encoding of an empty string
+	case "array":
+		if err := json.Unmarshal(b, &v.elems); err != nil {
+			return err
+		}
+		v.empty = len(v.elems) == 0
+	}
+	return nil
+}
+
+// Kind names the value's JSON type, "null" when absent.
+func (v *valueIn[E]) Kind() string {
+	if v.kind == "" {
+		return "null"
+	}
+	return v.kind
+}
+
+// textIn is a string-valued field the validator only checks the presence of.
+type textIn = valueIn[struct{}]
+
 // brief quotes s for a message, cut short if long.
 func brief(s string) string {
 	if len(s) > 40 {
