@@ -1,4 +1,6 @@
 package main
 
-// redactText is applied to tool output where records are written.
-var redactText = func(s string) string { return s }
+import "github.com/reinhq/rein/internal/redact"
+
+// redactText is applied to tool output at the one place records are written.
+var redactText = redact.Redact

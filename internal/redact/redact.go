@@ -12,8 +12,10 @@
 //	private_key  -----BEGIN … PRIVATE KEY----- through its END line (or the end of the text)
 //	bearer       Bearer <token> (any case), the word kept
 //
-// A token must start at a word boundary and be long enough to be a real key, so that prose such
-// as "ask-me" or "task-runner" is left alone.
+// A token must start at a word boundary and be long enough to be a real key (a bare sk- token must
+// also hold a digit), so that prose such as "task-runner" or "sk-learn-extensions" is left alone.
+// Recognising a key by its shape means a key of another shape passes: the redactor is a net under
+// the rule that keys never enter a record, not the rule itself.
 package redact
 
 import "strings"

@@ -99,6 +99,11 @@ func runSafely(ctx context.Context, t Tool, call Call) (res Result) {
 	return res
 }
 
+// Success is the Result of a call that did what it was asked.
+func Success(content string) Result {
+	return Result{Content: content, Outcome: record.OK}
+}
+
 // Denied is the Result of a refused call.
 func Denied(reason string) Result {
 	return Result{Content: reason, IsError: true, Outcome: record.Denied}

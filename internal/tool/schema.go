@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -164,7 +165,7 @@ func (s *Schema) Check(args json.RawMessage) error {
 	if err := dec.Decode(&v); err != nil {
 		return fmt.Errorf("the arguments are not valid JSON: %w", err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); err != io.EOF {
 		return errors.New("the arguments hold more than one JSON value")
 	}
 	var probs []string

@@ -52,6 +52,8 @@ func TestSchemaCheck(t *testing.T) {
 		{"not an object", bash, `["ls"]`, `the arguments must be an object, not an array`},
 		{"not JSON", bash, `{"command":`, `the arguments are not valid JSON: unexpected EOF`},
 		{"trailing value", bash, `{"command":"ls"} {}`, `the arguments hold more than one JSON value`},
+		{"trailing bracket", bash, `{"command":"ls"}]`, `the arguments hold more than one JSON value`},
+		{"trailing blanks", bash, "{\"command\":\"ls\"} \n", ""},
 		{"enum", rich, `{"op":"survey"}`, ""},
 		{"not in enum", rich, `{"op":"delete"}`, `argument "op" must be one of "survey", "evict", not the string "delete"`},
 		{"array items", rich, `{"op":"evict","turns":[1,"2",3.5]}`, `argument "turns[1]" must be an integer, not the string "2"; argument "turns[2]" must be an integer, not the number 3.5`},
@@ -92,4 +94,24 @@ func TestCompileSchemaRefuses(t *testing.T) {
 			t.Errorf("CompileSchema(%s) = %v, want an error containing %q", tt.schema, err, tt.want)
 		}
 	}
+}
+
+// FuzzSchemaCheck feeds arbitrary argument bytes to the checker: it must never panic, and what it
+// accepts must be a JSON object.
+func FuzzSchemaCheck(f *testing.F) {
+	rich, err := CompileSchema(json.RawMessage(richSchema))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{`{"op":"evict","turns":[1,2]}`, `{"op":null}`, `[]`, `{"opts":{"deep":1e400}}`, `{"turns":[1.0e2]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, args string) {
+		if rich.Check(json.RawMessage(args)) == nil {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(args), &m); err != nil || m == nil {
+				t.Errorf("accepted %q, which is not a JSON object", args)
+			}
+		}
+	})
 }

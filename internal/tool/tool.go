@@ -1,5 +1,7 @@
 // Package tool owns what every tool has in common: the Tool interface, the registry the agent
-// offers the model, argument validation against each tool's schema, and truthful outcomes.
+// offers the model, argument validation against each tool's schema, the permission policy (modes,
+// allow/ask/deny rules, the person's approval), and truthful outcomes. Runner puts a call through
+// all of them, in that order. The tools themselves live in one package per family beneath this one.
 package tool
 
 import (

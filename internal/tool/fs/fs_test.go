@@ -11,6 +11,7 @@ import (
 
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/tool"
+	"github.com/reinhq/rein/internal/tool/tooltest"
 )
 
 // setup makes a workspace from files (name → content; a name ending in / is a directory, content
@@ -63,11 +64,7 @@ func call(t *testing.T, tl tool.Tool, args map[string]any) tool.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := tl.Run(context.Background(), tool.Call{ID: "c", Name: tl.Spec().Name, Args: b})
-	if r.Outcome == "" {
-		r.Outcome = record.OK
-	}
-	return r
+	return tl.Run(context.Background(), tool.Call{ID: "c", Name: tl.Spec().Name, Args: b})
 }
 
 func TestConfinement(t *testing.T) {
@@ -340,7 +337,11 @@ func TestGrep(t *testing.T) {
 			t.Errorf("grep %v:\ngot  %q\nwant %q", tt.args, r.Content, tt.want)
 		}
 	}
-	r := call(t, w.Grep(), map[string]any{"pattern": "a(b"})
+	r := call(t, w.Grep(), map[string]any{"pattern": "hello", "path": "img.png"})
+	if r.Outcome != record.Failed || r.Content != "img.png is a binary file; grep searches only text" {
+		t.Errorf("grep in a binary file: %s %q", r.Outcome, r.Content)
+	}
+	r = call(t, w.Grep(), map[string]any{"pattern": "a(b"})
 	if r.Outcome != record.Failed || !strings.HasPrefix(r.Content, "bad regular expression: ") {
 		t.Errorf("bad regexp: %s %q", r.Outcome, r.Content)
 	}
@@ -409,6 +410,22 @@ func TestAccess(t *testing.T) {
 		if a.Effect != tt.effect || len(a.Subjects) != 1 || a.Subjects[0] != tt.want {
 			t.Errorf("%s %q: %+v", tt.tl.Spec().Name, tt.path, a)
 		}
+	}
+}
+
+func TestConformance(t *testing.T) {
+	w := searchTree(t)
+	calls := map[string][]string{
+		"read_file":  {`{"path":"main.go"}`, `{"path":"main.go","offset":2,"limit":1}`, `{"path":"img.png"}`, `{"path":"../x"}`},
+		"write_file": {`{"path":"new/file.txt","content":"x"}`, `{"path":"../x","content":"x"}`},
+		"edit_file":  {`{"path":"README.md","old":"say","new":"say"}`, `{"path":"README.md","old":"absent","new":"x"}`},
+		"glob":       {`{"pattern":"**/*.go"}`, `{"pattern":"*.none"}`},
+		"grep":       {`{"pattern":"hello","glob":"*.go"}`, `{"pattern":"nothing here"}`},
+	}
+	for _, tl := range w.Tools() {
+		t.Run(tl.Spec().Name, func(t *testing.T) {
+			tooltest.Conformance(t, tl, calls[tl.Spec().Name]...)
+		})
 	}
 }
 

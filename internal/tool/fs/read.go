@@ -79,7 +79,7 @@ func (r readFile) Run(ctx context.Context, call tool.Call) tool.Result {
 		return tool.Failure("%s is a binary file (%d bytes); read_file shows only text", a.Path, fi.Size())
 	}
 	if fi.Size() == 0 {
-		return tool.Result{Content: fmt.Sprintf("(%s is empty)", a.Path)}
+		return tool.Success(fmt.Sprintf("(%s is empty)", a.Path))
 	}
 	return readLines(br, a.Path, a.Offset, a.Limit)
 }
@@ -103,11 +103,11 @@ func readLines(br *bufio.Reader, name string, offset, limit int) tool.Result {
 		}
 		if n >= offset+limit {
 			fmt.Fprintf(&b, "[the file continues past line %d; read on with offset %d]", n-1, n)
-			return tool.Result{Content: b.String()}
+			return tool.Success(b.String())
 		}
 		if b.Len() > maxReadBytes {
 			fmt.Fprintf(&b, "[this answer stops at %d KiB, after line %d; read on with offset %d]", maxReadBytes>>10, n-1, n)
-			return tool.Result{Content: b.String()}
+			return tool.Success(b.String())
 		}
 		fmt.Fprintf(&b, "%6d\t%s", n, strings.ToValidUTF8(line, "\uFFFD"))
 		if clipped > 0 {
@@ -121,7 +121,7 @@ func readLines(br *bufio.Reader, name string, offset, limit int) tool.Result {
 	if n < offset {
 		return tool.Failure("%s has %d lines; offset %d is past its end", name, n, offset)
 	}
-	return tool.Result{Content: b.String()}
+	return tool.Success(b.String())
 }
 
 // readLine reads one line without its newline, keeping at most maxLineBytes of it (cut on a

@@ -159,11 +159,11 @@ func (g globTool) Run(ctx context.Context, call tool.Call) tool.Result {
 	case err != nil:
 		return g.w.fail(a.Path, err)
 	case total == 0:
-		return tool.Result{Content: fmt.Sprintf("no paths under %s match %s", where, a.Pattern)}
+		return tool.Success(fmt.Sprintf("no paths under %s match %s", where, a.Pattern))
 	case total > len(hits):
 		fmt.Fprintf(&b, "[%d more paths match; narrow the pattern or the path]", total-len(hits))
 	}
-	return tool.Result{Content: b.String()}
+	return tool.Success(b.String())
 }
 
 type grepTool struct{ w *Workspace }
@@ -231,6 +231,9 @@ func (g grepTool) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	if !fi.IsDir() {
 		err = g.file(st, base)
+		if st.skippedBinary > 0 {
+			return tool.Failure("%s is a binary file; grep searches only text", a.Path)
+		}
 	} else {
 		err = g.w.walk(ctx, base, func(name string, d fs.DirEntry) error {
 			if d.IsDir() {
@@ -255,7 +258,7 @@ func (g grepTool) Run(ctx context.Context, call tool.Call) tool.Result {
 	case err != nil:
 		return g.w.fail(a.Path, err)
 	}
-	return tool.Result{Content: st.summary(a.Pattern)}
+	return tool.Success(st.summary(a.Pattern))
 }
 
 // file searches one file, given by its workspace-relative name.
@@ -335,4 +338,3 @@ func clip(line []byte, n int) string {
 	}
 	return strings.ToValidUTF8(string(line[:cut]), "\uFFFD") + "…"
 }
-

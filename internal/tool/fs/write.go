@@ -63,7 +63,7 @@ func (t writeFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	if err := t.w.root.WriteFile(rel, []byte(a.Content), 0o644); err != nil {
 		return t.w.fail(a.Path, err)
 	}
-	return tool.Result{Content: fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, a.Path, len(a.Content), lineCount(a.Content))}
+	return tool.Success(fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, a.Path, len(a.Content), lineCount(a.Content)))
 }
 
 func lineCount(s string) int {
@@ -153,9 +153,9 @@ func (t editFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	line := 1 + strings.Count(string(data[:first]), "\n")
 	if n == 1 {
-		return tool.Result{Content: fmt.Sprintf("replaced 1 occurrence in %s, at line %d", a.Path, line)}
+		return tool.Success(fmt.Sprintf("replaced 1 occurrence in %s, at line %d", a.Path, line))
 	}
-	return tool.Result{Content: fmt.Sprintf("replaced %d occurrences in %s, the first at line %d", n, a.Path, line)}
+	return tool.Success(fmt.Sprintf("replaced %d occurrences in %s, the first at line %d", n, a.Path, line))
 }
 
 // matchLines lists the line numbers of the first few occurrences of old in text.

@@ -13,11 +13,13 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// supervisor is the bash script every command runs under. It leads the command's process group
-// and is rein's direct child, started with a parent-death signal (SIGUSR1), so that the group never
-// outlives rein:
+// supervisor is the bash script every command runs under. It leads the command's session and
+// process group and is rein's direct child, started with a parent-death signal (SIGUSR1), so that
+// the group never outlives rein:
 //
 //   - The command runs in a background subshell while the supervisor sits in the wait builtin. A
 //     bash trap runs only between commands, and wait is the one place a trapped signal interrupts
@@ -30,20 +32,24 @@ import (
 //     pipe rein holds the other end of (end of file means rein is gone or done), then SIGKILLs
 //     the group. rein itself escalates to SIGKILL after the grace period too.
 //
-// The subshell writes its final working directory to the control file on exit, and the
-// supervisor appends the command's exit status, each entry ending with a NUL.
+// The subshell appends its final working directory to the control file on exit, and the
+// supervisor appends the command's exit status, each entry ending with a NUL. The control file is
+// a memfd held open by the supervisor as fd 5, which no command inherits; the subshell reaches it
+// as /proc/<supervisor>/fd/5. Nothing touches the filesystem, so nothing is left behind when rein
+// is killed.
 //
 // File descriptors: 3 is the output pipe (the subshell's stdout and stderr; the supervisor keeps
-// none, so end of file means every process of the command closed it) and 4 is the lifeline.
+// none, so end of file means every process of the command closed it), 4 is the lifeline and 5 the
+// control file.
 const supervisor = `
-__rein_ctl=$1 __rein_dir=$2 __rein_grace=$3 __rein_cmd=$4
+__rein_ctl=/proc/$$/fd/5 __rein_dir=$1 __rein_grace=$2 __rein_cmd=$3
 __rein_stopping=
 trap 'kill -KILL 0' USR1
 trap '__rein_stopping=1' TERM
 (
 	trap - TERM USR1 INT QUIT
-	exec 3>&- 4<&-
-	trap 'printf "cwd:%s\0" "$PWD" >"$__rein_ctl"' EXIT
+	exec 3>&- 4<&- 5<&-
+	trap 'printf "cwd:%s\0" "$PWD" 2>/dev/null >>"$__rein_ctl"' EXIT
 	cd -- "$__rein_dir" || exit
 	set --
 	unset __rein_dir __rein_grace __rein_stopping
@@ -69,7 +75,7 @@ const maxArg = 128<<10 - 64
 // proc is one running command: its supervisor, process group, output and control file.
 type proc struct {
 	pgid     int
-	ctl      string
+	ctl      *os.File // the control file (a memfd)
 	out      *capture
 	r        *os.File // the output pipe's read end
 	lifeline *os.File // the write end of the supervisor's lifeline
@@ -84,12 +90,11 @@ type proc struct {
 
 // start runs command in dir under a fresh supervisor.
 func start(bash, dir string, env []string, grace time.Duration, command string, out *capture) (*proc, error) {
-	ctl, err := os.CreateTemp("", "rein-bash-*.ctl")
+	fd, err := unix.MemfdCreate("rein-bash-control", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("create the control file: %w", err)
 	}
-	ctl.Close()
-	p := &proc{ctl: ctl.Name(), out: out, exited: make(chan struct{}), drained: make(chan struct{}), done: make(chan struct{})}
+	p := &proc{ctl: os.NewFile(uintptr(fd), "rein-bash-control"), out: out, exited: make(chan struct{}), drained: make(chan struct{}), done: make(chan struct{})}
 	var w, lifeR *os.File
 	p.r, w, err = os.Pipe()
 	if err == nil {
@@ -100,11 +105,14 @@ func start(bash, dir string, env []string, grace time.Duration, command string, 
 		return nil, fmt.Errorf("create pipes: %w", err)
 	}
 	graceArg := strconv.FormatFloat(grace.Seconds(), 'f', 3, 64)
-	cmd := exec.Command(bash, "-c", supervisor, "rein-bash", p.ctl, dir, graceArg, command)
+	cmd := exec.Command(bash, "-c", supervisor, "rein-bash", dir, graceArg, command)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.ExtraFiles = []*os.File{w, lifeR}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGUSR1}
+	cmd.ExtraFiles = []*os.File{w, lifeR, p.ctl}
+	// A new session, not only a new process group: the command has no controlling terminal, so
+	// a program that would prompt on /dev/tty (sudo, ssh) fails at once instead of stopping the
+	// group or writing over the person's terminal.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGUSR1}
 
 	// Linux sends the parent-death signal when the thread that forked the child exits, not the
 	// process; Go may retire a thread. So the fork and the wait happen on one locked thread that
@@ -133,12 +141,11 @@ func start(bash, dir string, env []string, grace time.Duration, command string, 
 }
 
 func (p *proc) closeAll(extra ...*os.File) {
-	for _, f := range append(extra, p.r, p.lifeline) {
+	for _, f := range append(extra, p.r, p.lifeline, p.ctl) {
 		if f != nil {
 			f.Close()
 		}
 	}
-	os.Remove(p.ctl)
 }
 
 func (p *proc) read() {
@@ -168,7 +175,7 @@ const escapeWait = 100 * time.Millisecond
 func (p *proc) release() {
 	p.r.Close()
 	p.lifeline.Close()
-	os.Remove(p.ctl)
+	p.ctl.Close()
 }
 
 // stop ends the command: SIGTERM to the whole group now, SIGKILL once every process of the group
@@ -177,6 +184,7 @@ func (p *proc) release() {
 func (p *proc) stop(grace time.Duration) {
 	p.stopOnce.Do(func() {
 		syscall.Kill(-p.pgid, syscall.SIGTERM)
+		syscall.Kill(-p.pgid, syscall.SIGCONT) // a stopped process acts on SIGTERM only once continued
 		go func() {
 			defer close(p.done)
 			deadline := time.NewTimer(grace)
@@ -275,7 +283,7 @@ type report struct {
 
 func (p *proc) report() report {
 	var r report
-	b, err := os.ReadFile(p.ctl)
+	b, err := io.ReadAll(io.NewSectionReader(p.ctl, 0, 1<<20))
 	if err != nil {
 		return r
 	}

@@ -3,10 +3,11 @@
 // and a Stop that ends the command's whole process group.
 //
 // No process a call starts outlives rein, even a rein killed with SIGKILL. Each call runs under a
-// small bash supervisor that leads a fresh process group and has a parent-death signal; it kills
-// the whole group when rein dies, and when the command ends (so a call's background jobs end with
-// it). The one way out is to leave the process group (setsid, or a shell with job control on):
-// such a process is neither signalled nor waited for. See the supervisor script for the details.
+// small bash supervisor that leads a fresh session and process group and has a parent-death
+// signal; it kills the whole group when rein dies, and when the command ends (so a call's
+// background jobs end with it). The one way out is to leave the process group (setsid, or a shell
+// with job control on): such a process is neither signalled nor waited for. See the supervisor
+// script for the details. The command has no controlling terminal and its stdin is /dev/null.
 //
 // The environment is inherited minus well-known secret variables, so that an API key rein holds is
 // not handed to every command the model writes.
@@ -120,10 +121,10 @@ func (t *Tool) Spec() provider.Tool {
 		t.opts.MaxTimeout.Milliseconds(), t.opts.Timeout.Milliseconds(), t.opts.MaxTimeout.Milliseconds())
 	return provider.Tool{
 		Name: "bash",
-		Description: "Run a bash command line in the workspace and return its combined stdout and stderr " +
-			"and its exit code. The working directory persists across calls (a cd holds for the next call). " +
-			"Stdin is empty. Processes started in the background end when the command does. Long output keeps " +
-			"its first and last 16 KiB.",
+		Description: fmt.Sprintf("Run a bash command line in the workspace and return its combined stdout and stderr "+
+			"and its exit code. The working directory persists across calls (a cd holds for the next call). "+
+			"Stdin is empty. Processes started in the background end when the command does. Long output keeps "+
+			"its first %d and last %d bytes.", t.opts.HeadBytes, t.opts.TailBytes),
 		Schema: json.RawMessage(schema),
 	}
 }

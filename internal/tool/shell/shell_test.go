@@ -15,6 +15,7 @@ import (
 
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/tool"
+	"github.com/reinhq/rein/internal/tool/tooltest"
 )
 
 func newTool(t testing.TB, opts Options) (*Tool, string) {
@@ -373,6 +374,12 @@ func TestAccess(t *testing.T) {
 	}
 }
 
+func TestConformance(t *testing.T) {
+	sh, _ := newTool(t, Options{})
+	tooltest.Conformance(t, sh, `{"command":"echo hi"}`, `{"command":"exit 3","timeout_ms":1000}`,
+		`{"command":"true","description":"nothing"}`, `{"command":"sleep 1000","timeout_ms":50}`)
+}
+
 func BenchmarkTrue(b *testing.B) {
 	sh, _ := newTool(b, Options{})
 	call := bashCall("true", 0)
@@ -380,5 +387,40 @@ func BenchmarkTrue(b *testing.B) {
 		if r := sh.Run(context.Background(), call); r.Outcome != record.OK {
 			b.Fatal(r.Content)
 		}
+	}
+}
+
+func TestOwnSessionWithoutTerminal(t *testing.T) {
+	sh, _ := newTool(t, Options{})
+	// $$ is the supervisor; fields 4 and 5 of stat are the process group and the session.
+	r := run(t, sh, `read -r -a f < /proc/$BASHPID/stat; echo "${f[4]} ${f[5]}" | grep -qx "$$ $$" && echo leader; `+
+		`if : </dev/tty; then echo terminal; else echo no terminal; fi 2>/dev/null`)
+	if r.Content != "leader\nno terminal\n" {
+		t.Errorf("got %q", r.Content)
+	}
+}
+
+// TestEscapedProcessDoesNotHangTheCall shows the documented way out of the group: a process that
+// starts its own session is not killed, but a call it keeps the output of still returns.
+func TestEscapedProcessDoesNotHangTheCall(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	sh, root := newTool(t, Options{})
+	start := time.Now()
+	// The pid file is written once setsid has done its work, so the escape is complete when the
+	// command ends.
+	r := run(t, sh, "setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' & "+
+		"until [ -s escaped.pid ]; do sleep 0.01; done; echo done")
+	pid := readPID(t, filepath.Join(root, "escaped.pid"))
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	if !alive(pid) {
+		t.Fatal("the escaped process did not escape")
+	}
+	if r.Content != "done\n" || r.Outcome != record.OK {
+		t.Errorf("got %q %s", r.Content, r.Outcome)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the call took %v", d)
 	}
 }
