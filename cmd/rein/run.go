@@ -140,18 +140,10 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
-	wired, err := resolveProvider(f.providerFlags, os.Getenv, stderr)
-	if err != nil {
-		return err
-	}
-	defer wired.close()
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
-	if err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
 	opts := session.Options{Redact: redactText}
 	var sess *session.Session
 	resumed := false
+
 	if resume != "" {
 		var path string
 		if resume == "newest" {
@@ -180,7 +172,26 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 			fmt.Fprintf(stderr, "rein: quarantined a torn tail of %d bytes to %s%s\n", rep.Torn, path, journal.TornSuffix)
 		}
 		sess, resumed = s, true
-	} else {
+	}
+	// A resumed session keeps the provider and model it was recorded with, unless flags say
+	// otherwise.
+	if sess != nil && f.provider == "" && f.baseURL == "" {
+		var m fold.Meta
+		sess.Read(func(st *fold.State) { m = st.Meta() })
+		f.provider = m.Provider
+		if f.model == "" {
+			f.model = m.Model
+		}
+	}
+	wired, err := resolveProvider(f.providerFlags, os.Getenv, stderr)
+	if err != nil {
+		if sess != nil {
+			sess.Close()
+		}
+		return err
+	}
+	defer wired.close()
+	if sess == nil {
 		id := session.NewID(time.Now())
 		s, err := session.Create(filepath.Join(session.ProjectDir(root, ws), id), opts, &record.SessionStarted{
 			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
@@ -191,6 +202,10 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		sess = s
 	}
 	defer sess.Close()
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+	if err != nil {
+		return exitf(exitUsage, "%v", err)
+	}
 
 	ds := doors(ws, wired, f)
 	a := agent.New(agent.Config{
