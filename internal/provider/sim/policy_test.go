@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPolicy(t *testing.T) {
@@ -85,12 +86,15 @@ func TestPolicyThinking(t *testing.T) {
 	}
 }
 
-// TestPolicyDeterministic: the same request gets the same bytes from a fresh simulator.
+// TestPolicyDeterministic: the same request gets the same bytes from a fresh simulator with the
+// same clock (call ids carry an epoch from the clock, so simulators started at different times
+// never repeat each other's ids).
 func TestPolicyDeterministic(t *testing.T) {
+	now := func() time.Time { return time.Unix(1764400000, 0) }
 	for _, f := range formats {
 		var texts []string
 		for range 2 {
-			_, url := sim(t, Options{})
+			_, url := sim(t, Options{Now: now})
 			g := stream(t, url, f, prompt(f, "list the files"))
 			texts = append(texts, g.text+g.calls[0].id+g.calls[0].args)
 		}

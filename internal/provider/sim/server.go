@@ -51,6 +51,7 @@ type Server struct {
 	handler http.Handler
 
 	mu    sync.Mutex
+	epoch string // per server, so call ids are unique across simulator processes
 	queue queue
 	log   []*Request
 	n     int // replies and calls minted, for ids
@@ -105,7 +106,7 @@ func New(opts Options) *Server {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	s := &Server{opts: opts, queue: newQueue(opts.Script)}
+	s := &Server{opts: opts, queue: newQueue(opts.Script), epoch: fmt.Sprintf("%x_", opts.Now().UnixNano()&0xffffffff)}
 	mux := http.NewServeMux()
 	for _, prefix := range []string{"", "/anthropic"} {
 		mux.Handle("POST "+prefix+"/v1/messages", s.serve(anthropicWire{}))
@@ -331,7 +332,9 @@ func (s *Server) mintCall() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.n++
-	return fmt.Sprintf("sim_call_%d", s.n)
+	// Real providers never repeat a call id; the epoch keeps two simulator processes (a session
+	// resumed against a fresh simulator) from repeating each other's.
+	return fmt.Sprintf("sim_call_%s%d", s.epoch, s.n)
 }
 
 // model is the model a reply reports: the requested one if it is a simulator model, else sim-1.
