@@ -145,7 +145,7 @@ func runBin(t testing.TB, dir string, env []string, args ...string) result {
 	return r
 }
 
-// sessions returns the record paths under the sandbox's state root.
+// records returns the record paths under the sandbox's state root.
 func (sb *sandbox) records(t testing.TB) []string {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join(sb.home, "sessions", "*", "*", "record.jsonl"))
@@ -290,17 +290,60 @@ func waitGone(pid int, d time.Duration) bool {
 	return false
 }
 
-// startRun starts `rein run ... --json` in the sandbox and returns the process, a channel of the
-// JSON lines it prints (closed at end of file) and a channel closed once it has been waited for.
+// child is a rein process started by startRun.
 type child struct {
 	cmd    *exec.Cmd
-	start  time.Time
 	lines  chan map[string]any
 	done   chan struct{}
-	stderr *bytes.Buffer
+	stderr *logBuf
 	status syscall.WaitStatus
 }
 
+// logBuf collects a child's output safely while it runs, and lets a test wait for a phrase.
+type logBuf struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{}
+}
+
+func newLogBuf() *logBuf { return &logBuf{changed: make(chan struct{})} }
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	close(l.changed)
+	l.changed = make(chan struct{})
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// waitFor waits up to d for s to appear in the output.
+func (l *logBuf) waitFor(s string, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for {
+		l.mu.Lock()
+		found, changed := strings.Contains(l.b.String(), s), l.changed
+		l.mu.Unlock()
+		if found {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+// startRun starts rein with args in the sandbox without waiting for it. The child's lines carry
+// the JSON objects it prints (closed at end of file; lines nobody takes in time are dropped) and
+// done is closed once it has been waited for. A test's end kills a child still running.
 func (sb *sandbox) startRun(t testing.TB, args ...string) *child {
 	t.Helper()
 	cmd := exec.Command(reinBin(t), args...)
@@ -309,9 +352,8 @@ func (sb *sandbox) startRun(t testing.TB, args ...string) *child {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &child{cmd: cmd, lines: make(chan map[string]any, 1024), done: make(chan struct{}), stderr: &bytes.Buffer{}}
+	c := &child{cmd: cmd, lines: make(chan map[string]any, 1024), done: make(chan struct{}), stderr: newLogBuf()}
 	cmd.Stdout, cmd.Stderr = w, c.stderr
-	c.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

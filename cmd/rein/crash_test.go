@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +26,9 @@ import (
 // runs only the kill with that number.
 const crashSeed = 20261129
 
+// tornKills counts the kills whose record had a torn tail to quarantine.
+var tornKills atomic.Int64
+
 const crashPrompt = "work through the steps in this workspace"
 
 // crashScript is a long, varied session: streamed text, a batch of two calls, a write, a 429 and
@@ -34,7 +38,7 @@ func crashScript(t testing.TB, dir string) string {
 	return writeScript(t, dir,
 		map[string]any{"text": "I will look around the workspace first, one step at a time.", "delay_ms": 4,
 			"tool_calls": []any{bash("sleep 0.02; echo step 1")}},
-		map[string]any{"status": 429, "retry_after_ms": 120},
+		map[string]any{"status": 429, "retry_after_ms": 60},
 		map[string]any{"thinking": map[string]any{"text": "Two independent steps; run both.", "signature": "c2lt"},
 			"text": "Now two steps in one batch.", "delay_ms": 4,
 			"tool_calls": []any{bash("sleep 0.03; echo step 2a"), bash("printf 'step 2b\\n'; sleep 0.02")}},
@@ -45,7 +49,7 @@ func crashScript(t testing.TB, dir string) string {
 				map[string]any{"name": "write_file", "arguments": map[string]any{"path": "notes.txt", "content": "step 3\n"}},
 				bash("sleep 0.04; cat notes.txt"),
 			}},
-		map[string]any{"status": 529, "retry_after_ms": 80},
+		map[string]any{"status": 529, "retry_after_ms": 40},
 		map[string]any{"text": "Checking the result once more, with a longer look at everything that happened so far.", "delay_ms": 5,
 			"tool_calls": []any{bash("sleep 0.02; ls; echo step 4")}},
 		map[string]any{"text": "All steps ran: step 1, step 2a, step 2b, the notes, step 4. Done.", "delay_ms": 4},
@@ -93,6 +97,7 @@ func TestCrashLoop(t *testing.T) {
 
 	// One uninterrupted run: it must complete, and its length bounds where kills are aimed.
 	sb := newSandbox(t)
+	t0 := time.Now()
 	res := sb.rein(t, append(append([]string{"run"}, simArgs(script)...), "--json", crashPrompt)...)
 	if res.code != 0 {
 		t.Fatalf("the uninterrupted run failed:\n%s", res)
@@ -109,8 +114,8 @@ func TestCrashLoop(t *testing.T) {
 	if err := checkCalls(recs, true); err != nil {
 		t.Fatal(err)
 	}
-	n := len(recs)
-	t.Logf("an uninterrupted run: %d records, %d protocol, %s", n, st.Protocol(), time.Since(began).Round(time.Millisecond))
+	n, length := len(recs), time.Since(t0)
+	t.Logf("an uninterrupted run: %d records, %d protocol, %s", n, st.Protocol(), length.Round(time.Millisecond))
 
 	var mu sync.Mutex
 	hist := map[string]int{}
@@ -123,7 +128,7 @@ func TestCrashLoop(t *testing.T) {
 			t.Run(fmt.Sprintf("kill%03d", i), func(t *testing.T) {
 				t.Parallel()
 				for attempt := range 4 {
-					phase, ok := crashOnce(t, seed, i, attempt, script, n)
+					phase, ok := crashOnce(t, seed, i, attempt, script, n, length)
 					mu.Lock()
 					attempts++
 					if ok {
@@ -150,8 +155,8 @@ func TestCrashLoop(t *testing.T) {
 	for _, k := range keys {
 		fmt.Fprintf(&b, "\n  %3d  %s", hist[k], k)
 	}
-	t.Logf("crash loop: %d kills in %d attempts, %s (build %s); the phase each kill left the record in:%s",
-		killed, attempts, time.Since(began).Round(time.Millisecond), buildDur.Round(time.Millisecond), b.String())
+	t.Logf("crash loop: %d kills in %d attempts (%d with a torn tail), %s (build %s); the phase each kill left the record in:%s",
+		killed, attempts, tornKills.Load(), time.Since(began).Round(time.Millisecond), buildDur.Round(time.Millisecond), b.String())
 	if only < 0 && killed < kills {
 		t.Errorf("only %d of %d kills landed", killed, kills)
 	}
@@ -159,14 +164,27 @@ func TestCrashLoop(t *testing.T) {
 
 // crashOnce runs one kill and its checks. It returns the phase the record was in at the kill, and
 // false when the run ended before the kill landed.
-func crashOnce(t *testing.T, seed uint64, i, attempt int, script string, n int) (string, bool) {
+func crashOnce(t *testing.T, seed uint64, i, attempt int, script string, n int, length time.Duration) (string, bool) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, uint64(i*8+attempt)))
-	k := rng.IntN(max(n-3, 1))                              // kill after record k is published (0: from the start)
-	d := time.Duration(rng.IntN(40_000)) * time.Microsecond // ... and this much later
-	tear := rng.IntN(8)                                     // 0: append a partial line, 1: zeros, else nothing
-	tearLen := 1 + rng.IntN(300)                            // how many bytes to tear
-	where := fmt.Sprintf("kill %d attempt %d (seed %d: after record %d + %s)", i, attempt, seed, k, d)
+	// Where the kill is aimed: at startup, at a moment of the run's length (so long waits draw
+	// more kills), or a little after the run publishes record k (so every step draws some).
+	var k int
+	var d time.Duration
+	switch aim := rng.IntN(8); {
+	case aim == 0:
+		d = time.Duration(rng.IntN(30_000)) * time.Microsecond
+	case aim == 1:
+		d = time.Duration(rng.Int64N(int64(length) * 9 / 10))
+	default:
+		k = 1 + rng.IntN(max(n-4, 1))
+		if rng.IntN(3) > 0 { // else at once: the short steps between records draw kills too
+			d = time.Duration(rng.IntN(40_000)) * time.Microsecond
+		}
+	}
+	tear := rng.IntN(8)          // 0: append a partial line, 1: zeros, else nothing
+	tearLen := 1 + rng.IntN(300) // how many bytes to tear
+	where := fmt.Sprintf("kill %d attempt %d (seed %d: after record %d + %s)", i, attempt, seed, k, d.Round(time.Microsecond))
 
 	sb := newSandbox(t)
 	c := sb.startRun(t, append(append([]string{"run"}, simArgs(script)...), "--json", crashPrompt)...)
@@ -219,10 +237,18 @@ func crashOnce(t *testing.T, seed uint64, i, attempt int, script string, n int) 
 		t.Fatalf("%s: the complete lines present at the kill do not replay: %v", where, err)
 	}
 	phase := crashPhase(recs, st)
+	if len(torn) > 0 {
+		tornKills.Add(1)
+	}
 	where += " in phase " + phase
 
-	// Settle only.
-	res := sb.rein(t, append([]string{"resume", id}, simArgs("")...)...)
+	// Settle only, with the provider the record names. A record killed before its first line names
+	// none (TestResumeEmptyRecord covers that case), so it is given --provider sim.
+	var provider []string
+	if len(recs) == 0 {
+		provider = simArgs("")
+	}
+	res := sb.rein(t, append([]string{"resume", id}, provider...)...)
 	if res.code != 0 {
 		t.Fatalf("%s: rein resume %s:\n%s", where, id, res)
 	}
@@ -254,8 +280,8 @@ func crashOnce(t *testing.T, seed uint64, i, attempt int, script string, n int) 
 		t.Fatalf("%s: doctor after resume:\n%s", where, res)
 	}
 
-	// Go on, with the simulator's default policy.
-	res = sb.rein(t, append([]string{"resume", id, "continue"}, simArgs("")...)...)
+	// Go on, with the simulator's default policy (no script is recorded).
+	res = sb.rein(t, append([]string{"resume", id, "continue", "--sim-delay", "0"}, provider...)...)
 	if res.code != 0 {
 		t.Fatalf("%s: rein resume %s continue:\n%s", where, id, res)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
@@ -69,7 +70,12 @@ func doctor(out io.Writer, path string, dry bool) error {
 	}
 	var refused *journal.RefusedError
 	if errors.As(err, &refused) {
-		fmt.Fprintf(out, "refused: record %d: %s\n", refused.Line, refused.Reason)
+		// A fold refusal already names its record; say it once.
+		if strings.HasPrefix(refused.Reason, fmt.Sprintf("record %d ", refused.Line)) {
+			fmt.Fprintf(out, "refused: %s\n", refused.Reason)
+		} else {
+			fmt.Fprintf(out, "refused: record %d: %s\n", refused.Line, refused.Reason)
+		}
 		fmt.Fprintf(out, "  %s was not changed\n", path)
 		return exitf(exitFailed, "")
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -304,26 +305,40 @@ type printer struct {
 	out     io.Writer
 	err     io.Writer
 	json    bool
-	enc     *json.Encoder
 	midLine bool
 }
 
 func newPrinter(out, errw io.Writer, asJSON bool) *printer {
 	p := &printer{out: out, err: errw, json: asJSON}
-	p.enc = json.NewEncoder(out)
-	p.enc.SetEscapeHTML(false)
 	return p
 }
 
-func (p *printer) emit(v any) {
+// emit prints one JSON object whose keys keep the order given: "type" first, always.
+func (p *printer) emit(kv ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_ = p.enc.Encode(v)
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(kv[i])
+		v, err := json.Marshal(kv[i+1])
+		if err != nil {
+			v, _ = json.Marshal(err.Error())
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteString("}\n")
+	_, _ = p.out.Write(b.Bytes())
 }
 
 func (p *printer) session(s *session.Session) {
 	if p.json {
-		p.emit(map[string]any{"type": "session", "id": s.ID(), "record": s.Path()})
+		p.emit("type", "session", "id", s.ID(), "record", s.Path())
 		return
 	}
 	fmt.Fprintf(p.err, "rein: session %s\n", s.ID())
@@ -342,11 +357,11 @@ func (p *printer) update(s *session.Session, u session.Update) {
 		if u.Live != nil {
 			switch u.Live.Kind {
 			case "text", "thinking", "restart", "status":
-				p.emit(map[string]any{"type": u.Live.Kind, "text": u.Live.Text})
+				p.emit("type", u.Live.Kind, "text", u.Live.Text)
 			}
 			return
 		}
-		p.emit(map[string]any{"type": "record", "seq": u.Record.Seq, "kind": u.Record.Kind(), "payload": u.Record.Body})
+		p.emit("type", "record", "seq", u.Record.Seq, "kind", u.Record.Kind(), "payload", u.Record.Body)
 		return
 	}
 	if u.Live != nil {
@@ -388,14 +403,14 @@ func (p *printer) update(s *session.Session, u session.Update) {
 
 func (p *printer) result(s *session.Session, res agent.Outcome) {
 	if p.json {
-		m := map[string]any{"type": "result", "reason": res.Reason, "session": s.ID()}
+		kv := []any{"type", "result", "reason", res.Reason, "session", s.ID()}
 		if res.Err != nil {
-			m["error"] = res.Err.Error()
+			kv = append(kv, "error", res.Err.Error())
 		}
 		if len(res.Withdrawn) > 0 {
-			m["withdrawn"] = res.Withdrawn
+			kv = append(kv, "withdrawn", res.Withdrawn)
 		}
-		p.emit(m)
+		p.emit(kv...)
 		return
 	}
 	if p.midLine {
@@ -412,7 +427,7 @@ func (p *printer) standing(s *session.Session) {
 	var turns int
 	s.Read(func(st *fold.State) { phase, turns = st.Phase().String(), len(st.Turns()) })
 	if p.json {
-		p.emit(map[string]any{"type": "result", "reason": "settled", "session": s.ID(), "phase": phase, "turns": turns})
+		p.emit("type", "result", "reason", "settled", "session", s.ID(), "phase", phase, "turns", turns)
 		return
 	}
 	fmt.Fprintf(p.out, "session %s is settled: %d turns, %s. Continue with: rein resume %s \"<prompt>\"\n", s.ID(), turns, phase, s.ID())

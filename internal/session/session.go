@@ -14,6 +14,7 @@ package session
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -114,7 +115,13 @@ func Open(path string, opts Options) (*Session, journal.Report, error) {
 	if err != nil {
 		return nil, rep, err
 	}
-	s := &Session{opts: opts, id: st.Meta().Session, path: path, st: st, w: w, loci: loci, subs: map[int]chan Update{}}
+	id := st.Meta().Session
+	if id == "" {
+		// A crash between creating the record and writing its first line leaves it empty: the
+		// session is still named by its directory.
+		id = filepath.Base(filepath.Dir(path))
+	}
+	s := &Session{opts: opts, id: id, path: path, st: st, w: w, loci: loci, subs: map[int]chan Update{}}
 	return s, rep, nil
 }
 

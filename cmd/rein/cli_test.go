@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/provider/sim"
+	"github.com/reinhq/rein/internal/session"
+	"github.com/spf13/cobra"
+)
+
+// TestRunJSON: `rein run --json` prints one JSON object per line, the session line first and the
+// result line last, and every record it publishes in order.
+func TestRunJSON(t *testing.T) {
+	sb := newSandbox(t)
+	script := crashScript(t, t.TempDir())
+	res := sb.rein(t, append(append([]string{"run"}, simArgs(script)...), "--json", crashPrompt)...)
+	if res.code != 0 {
+		t.Fatalf("rein run --json:\n%s", res)
+	}
+	out := strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n")
+	var objs []map[string]any
+	for i, line := range out {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d is not a JSON object: %v\n%s", i+1, err, line)
+		}
+		if _, ok := m["type"].(string); !ok {
+			t.Fatalf("line %d has no type: %s", i+1, line)
+		}
+		objs = append(objs, m)
+	}
+	first, last := objs[0], objs[len(objs)-1]
+	var keys []string
+	for k := range first {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	paths := sb.records(t)
+	if len(paths) != 1 {
+		t.Fatalf("want one record, found %v", paths)
+	}
+	id := filepath.Base(filepath.Dir(paths[0]))
+	if first["type"] != "session" || !slices.Equal(keys, []string{"id", "record", "type"}) || first["id"] != id || first["record"] != paths[0] {
+		t.Fatalf("the first line is %s, want {\"type\":\"session\",\"id\":%q,\"record\":%q}", out[0], id, paths[0])
+	}
+	// The issue writes the line {"type":"session","id":...,"record":...}; a reader matching its
+	// start, as a shell script would, needs the type first.
+	if !strings.HasPrefix(out[0], `{"type":"session","id":`) {
+		t.Errorf("the first line is %s, want it to begin {\"type\":\"session\",\"id\":", out[0])
+	}
+	if last["type"] != "result" || last["reason"] != "replied" || last["session"] != id {
+		t.Fatalf("the last line is %s, want a result with reason replied", out[len(out)-1])
+	}
+	// The records it published are the record's, in order, with no gap, up to its last line.
+	b, _ := os.ReadFile(paths[0])
+	var seqs []int
+	for _, m := range objs {
+		if m["type"] == "record" {
+			seqs = append(seqs, int(m["seq"].(float64)))
+		}
+	}
+	n := len(lines(b))
+	if len(seqs) == 0 || seqs[len(seqs)-1] != n {
+		t.Fatalf("the published records end at %v, the record at %d", seqs[len(seqs)-1:], n)
+	}
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] != seqs[i-1]+1 {
+			t.Fatalf("the published records jump from %d to %d", seqs[i-1], seqs[i])
+		}
+	}
+}
+
+// TestNoProvider: with no key and no --provider, rein says which variables to set and how to try
+// it offline, exits 2, and starts no session.
+func TestNoProvider(t *testing.T) {
+	sb := newSandbox(t)
+	res := sb.rein(t, "run", "hello")
+	if res.code != exitUsage {
+		t.Fatalf("rein run with no provider: want exit %d\n%s", exitUsage, res)
+	}
+	for _, want := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "--provider sim"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("the message does not name %s:\n%s", want, res.stderr)
+		}
+	}
+	if paths := sb.records(t); len(paths) != 0 {
+		t.Errorf("a failed start left sessions behind: %v", paths)
+	}
+}
+
+// TestHelp: `rein --help` and every subcommand's --help exit 0 and print a usage.
+func TestHelp(t *testing.T) {
+	sb := newSandbox(t)
+	var paths [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		paths = append(paths, path)
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() {
+				walk(sub, append(slices.Clone(path), sub.Name()))
+			}
+		}
+	}
+	walk(newRoot(), nil)
+	if len(paths) < 8 {
+		t.Fatalf("only %d commands found: %v", len(paths), paths)
+	}
+	for _, p := range paths {
+		res := sb.rein(t, append(slices.Clone(p), "--help")...)
+		if res.code != 0 || !strings.Contains(res.stdout, "Usage:") {
+			t.Errorf("rein %s --help:\n%s", strings.Join(p, " "), res)
+		}
+	}
+	for _, args := range [][]string{{"help"}, {"--version"}} {
+		if res := sb.rein(t, args...); res.code != 0 {
+			t.Errorf("rein %s:\n%s", strings.Join(args, " "), res)
+		}
+	}
+}
+
+// TestResumeEmptyRecord: a kill between creating a session's record and writing its first line
+// leaves an empty record.jsonl (the crash loop hits this). Resuming it must name the session.
+func TestResumeEmptyRecord(t *testing.T) {
+	sb := newSandbox(t)
+	id := "20260101-000000-abcdef"
+	dir := filepath.Join(session.ProjectDir(sb.home, sb.ws), id)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "record.jsonl"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := sb.rein(t, append([]string{"resume", id, "--json"}, simArgs("")...)...)
+	if res.code != 0 {
+		t.Fatalf("resume of an empty record:\n%s", res)
+	}
+	var first map[string]any
+	json.Unmarshal([]byte(strings.SplitN(res.stdout, "\n", 2)[0]), &first)
+	if first["id"] != id {
+		t.Errorf("resume of an empty record calls the session %q, want %q (its directory)\n%s", first["id"], id, res.stdout)
+	}
+}
+
+// TestStartToFirstRequest measures the time from starting the rein process to the provider
+// receiving its first request, against the simulator behind a local Anthropic endpoint.
+func TestStartToFirstRequest(t *testing.T) {
+	runs := 20
+	if testing.Short() {
+		runs = 5
+	}
+	arrived := make(chan time.Time, 64)
+	simulator := sim.New(sim.Options{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			select {
+			case arrived <- time.Now():
+			default:
+			}
+		}
+		simulator.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	sb := newSandbox(t)
+	sb.env = append(sb.env, "ANTHROPIC_API_KEY=sim-key")
+	reinBin(t)
+	var firsts, totals []time.Duration
+	for range runs {
+		start := time.Now()
+		res := sb.rein(t, "run", "--provider", "anthropic", "--base-url", srv.URL, "--model", "sim-1", "hello")
+		total := time.Since(start)
+		if res.code != 0 {
+			t.Fatalf("rein run against the local endpoint:\n%s", res)
+		}
+		first := <-arrived
+		for len(arrived) > 0 {
+			<-arrived
+		}
+		firsts = append(firsts, first.Sub(start))
+		totals = append(totals, total)
+	}
+	q := func(ds []time.Duration, p float64) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[int(p*float64(len(s)-1)+0.5)].Round(100 * time.Microsecond)
+	}
+	t.Logf("start to first request over %d runs: p50 %s, p90 %s, min %s, max %s (whole run p50 %s)",
+		runs, q(firsts, .5), q(firsts, .9), q(firsts, 0), q(firsts, 1), q(totals, .5))
+}
