@@ -1,6 +1,20 @@
-// Package web is rein's web chat: static files embedded in the binary and served by the host at
-// /. It needs no build step: plain HTML, CSS and JavaScript modules that talk to the host API
-// (docs/api.md).
+// Package web is rein's web chat (DESIGN §12.6): static files embedded in the binary and served by
+// the host at /. It needs no build step and loads nothing from elsewhere: plain HTML, CSS and
+// JavaScript modules that talk to the host API (docs/api.md).
+//
+// The modules, in static/:
+//
+//   - app.js: the page — conversation list, timeline, composer, Stop, wiring
+//   - api.js: the token (from #token=, kept in sessionStorage), requests, the event stream that
+//     reconnects from the last record seen
+//   - outbox.js: the outbox and the drafts in local storage, and the exactly-once give-back
+//   - working.js: the working rule, the same as host.Working (a browser test pins the two)
+//   - timeline.js, markup.js, survey.js: rendering records, live material, residues, the survey
+//   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
+//     still opens the page with its outbox
+//
+// The browser tests (browser_test.go) drive Debian's chromium against a real host and the provider
+// simulator; they skip when /usr/bin/chromium is absent.
 package web
 
 import (

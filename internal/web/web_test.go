@@ -1,0 +1,58 @@
+package web_test
+
+import (
+	"io/fs"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/internal/web"
+)
+
+// TestFiles checks what is embedded: the page and every module it loads, all kept by the service
+// worker for a reload while the host is down, and nothing fetched from anywhere else.
+func TestFiles(t *testing.T) {
+	files := web.Files()
+	var names []string
+	err := fs.WalkDir(files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"index.html", "app.js", "style.css", "sw.js"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("%s is not embedded (have %v)", want, names)
+		}
+	}
+	sw, err := fs.ReadFile(files, "sw.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shell := regexp.MustCompile(`const SHELL = \[([^\]]*)\]`).FindSubmatch(sw)
+	if shell == nil {
+		t.Fatal("sw.js has no SHELL list")
+	}
+	for _, name := range names {
+		if name == "sw.js" || name == "index.html" {
+			continue // the worker itself; the page is kept as "./"
+		}
+		if !strings.Contains(string(shell[1]), `"`+name+`"`) {
+			t.Errorf("sw.js does not keep %s, so a reload while the host is down would miss it", name)
+		}
+	}
+	external := regexp.MustCompile(`(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/`)
+	for _, name := range names {
+		b, err := fs.ReadFile(files, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := external.Find(b); m != nil {
+			t.Errorf("%s refers to %s: the web chat loads nothing from outside the host", name, m)
+		}
+	}
+}
