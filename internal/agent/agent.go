@@ -65,9 +65,13 @@ type Agent struct {
 	cfg  Config
 	sess *session.Session
 
-	mu      sync.Mutex
-	pending []Steer // steering waiting for the next turn boundary
+	mu       sync.Mutex
+	pending  []Steer // steering waiting for the next turn boundary
 	reminded bool    // a soft-line reminder was given in this excursion
+	// edited is the context as the running tool batch's evictions will leave it once its results
+	// are recorded, or nil when the batch has made none. The context door judges each eviction
+	// against it, in the order the fold will apply them.
+	edited *fold.State
 }
 
 // New returns an agent for cfg.
@@ -139,6 +143,10 @@ func (a *Agent) Settle(cwd, version string) error {
 		if err := a.quiesce(fold.Crashed); err != nil {
 			return err
 		}
+	}
+	if st.Meta().Session == "" {
+		// The record is empty (a crash right after it was created): start it now.
+		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version})
 	}
 	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version})
 }
@@ -227,12 +235,18 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 			}
 			return fold.Aborted, err
 		}
+		retriedContext = false // the retry is per request: a later turn may need its own
 		if ctx.Err() != nil && len(reply.Parts) == 0 {
 			return fold.Cancelled, nil
 		}
 		verdict, calls, err := a.commitReply(reply, false)
 		if err != nil {
 			return fold.Aborted, err
+		}
+		if verdict == fold.Admitted && len(calls) == 0 && reply.StopReason == provider.StopMaxTokens {
+			// Text cut off at the output limit (perhaps with its tool call dropped) is not a
+			// reply the model finished: it is nudged like a truncated one (DESIGN §7).
+			verdict = fold.Truncated
 		}
 		switch verdict {
 		case fold.Empty, fold.Truncated:

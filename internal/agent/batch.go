@@ -16,8 +16,18 @@ import (
 func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 	st := a.sess.State()
 	turn := st.Newest()
+	a.edited = nil
 	results := make([]record.ToolResult, 0, len(calls))
 	var after []record.Payload
+	defer func() {
+		a.edited = nil
+		if p := recover(); p != nil {
+			// A panic (in a door, say) ends the exchange, but the calls that finished keep their
+			// real results; the rest are answered as the quiesce plan answers them.
+			a.answerAfterPanic(results)
+			panic(p)
+		}
+	}()
 	for _, c := range calls {
 		if ctx.Err() != nil {
 			results = append(results, record.ToolResult{CallID: c.ID, IsError: true, Outcome: record.NotExecuted,
@@ -56,3 +66,19 @@ func (a *Agent) runOne(ctx context.Context, turn int64, c tool.Call) (tool.Resul
 	return a.cfg.Runner.Run(ctx, c), nil
 }
 
+// answerAfterPanic records the results of a batch cut short by a panic: the finished calls' own,
+// the others the quiesce plan's (interrupted if started, else not_executed).
+func (a *Agent) answerAfterPanic(finished []record.ToolResult) {
+	plan := a.sess.State().QuiescePlan(fold.Aborted)
+	if plan == nil {
+		return
+	}
+	for i, r := range plan.Results {
+		for _, f := range finished {
+			if f.CallID == r.CallID {
+				plan.Results[i] = f
+			}
+		}
+	}
+	_ = a.sess.Append(plan)
+}

@@ -60,7 +60,12 @@ func (contextDoor) Run(ctx context.Context, a *Agent, turn int64, call tool.Call
 	if err := json.Unmarshal(call.Args, &args); err != nil {
 		return tool.Failure("context: the arguments do not decode: %v", err), nil
 	}
-	st := a.sess.State()
+	// An earlier call of this batch may have evicted: judge and answer against the context as
+	// the batch leaves it, which is how the fold will judge the records in turn.
+	st := a.edited
+	if st == nil {
+		st = a.sess.State()
+	}
 	switch args.Op {
 	case "survey":
 		return answer(surveyOf(st.Survey())), nil
@@ -72,6 +77,7 @@ func (contextDoor) Run(ctx context.Context, a *Agent, turn int64, call tool.Call
 		if err != nil {
 			return tool.Failure("context evict refused: %v", err), nil
 		}
+		a.edited = next
 		return answer(surveyOf(next.Survey())), []record.Payload{&record.Evicted{From: args.From, To: args.To, Note: args.Note, By: record.ByModel}}
 	}
 	return tool.Failure(`context: op must be "survey" or "evict", not %q`, args.Op), nil

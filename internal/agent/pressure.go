@@ -34,7 +34,7 @@ func (a *Agent) weigh() error {
 	u, r := used(st), reserve(w)
 	switch {
 	case u+r > w:
-		if _, err := a.evictForPressure(u, "hard"); err != nil {
+		if _, err := a.evictForPressure(u, "hard", a.keepBytes()); err != nil {
 			return err
 		}
 	case u+2*r > w:
@@ -58,10 +58,11 @@ func (a *Agent) weigh() error {
 // keepBytes is what a forced eviction keeps: about half the budget, in bytes.
 func (a *Agent) keepBytes() int64 { return (a.cfg.Window - reserve(a.cfg.Window)) / 2 * 4 }
 
-// evictForPressure makes the harness's eviction. It reports whether it evicted anything.
-func (a *Agent) evictForPressure(u int64, line string) (bool, error) {
+// evictForPressure makes the harness's eviction, keeping about keep bytes of the newest items.
+// It reports whether it evicted anything.
+func (a *Agent) evictForPressure(u int64, line string, keep int64) (bool, error) {
 	st := a.sess.State()
-	from, to, ok := st.PlanForcedEviction(a.keepBytes())
+	from, to, ok := st.PlanForcedEviction(keep)
 	if !ok {
 		return false, nil
 	}
@@ -77,10 +78,15 @@ func (a *Agent) evictForPressure(u int64, line string) (bool, error) {
 	return err == nil, err
 }
 
-// forceEvict is the harness's eviction after a provider's prompt-too-long error.
+// forceEvict is the harness's eviction after a provider's prompt-too-long error. The provider has
+// just said the context does not fit, whatever the configured window says, so it keeps at most
+// half of what was sent (and, with a known window, at most half the budget).
 func (a *Agent) forceEvict() (bool, error) {
-	if a.cfg.Window <= 0 {
-		a.cfg.Window = used(a.sess.State())
+	st := a.sess.State()
+	u := used(st)
+	keep := u * 4 / 2
+	if a.cfg.Window > 0 {
+		keep = min(keep, a.keepBytes())
 	}
-	return a.evictForPressure(used(a.sess.State()), "context_length")
+	return a.evictForPressure(u, "context_length", keep)
 }

@@ -94,7 +94,7 @@ func (a *agent) step() {
 		note := rapid.SampledFrom([]string{"the detour", "", "two\nlines", strings.Repeat("x", 241)}).Draw(a.t, "note")
 		_, want := s.CheckEviction(from, to, note)
 		by := rapid.SampledFrom([]record.Authority{record.ByModel, record.ByHarness, record.ByUser}).Draw(a.t, "by")
-		err := l.try(&record.Evicted{From: from, To: to, Note: note, By: by})
+		err := l.try(&record.Evicted{From: from, To: to, Note: note, By: by, Op: rapid.SampledFrom([]string{"", "op-e"}).Draw(a.t, "op")})
 		if (err == nil) != (want == nil) {
 			a.t.Fatalf("CheckEviction says %v, the fold says %v", want, err)
 		}
@@ -107,12 +107,12 @@ func (a *agent) step() {
 		}
 		anchor := rapid.Int64Range(1, s.High()+1).Draw(a.t, "anchor")
 		want := s.CheckRewind(anchor)
-		err := l.try(&record.Rewound{Anchor: anchor})
+		err := l.try(&record.Rewound{Anchor: anchor, Op: rapid.SampledFrom([]string{"", "op-r"}).Draw(a.t, "op")})
 		if (err == nil) != (want == nil) {
 			a.t.Fatalf("CheckRewind says %v, the fold says %v", want, err)
 		}
 	case 8:
-		_ = l.try(&record.Cleared{})
+		_ = l.try(&record.Cleared{Op: rapid.SampledFrom([]string{"", "op-c"}).Draw(a.t, "op")})
 	case 9, 10: // Stop: quiesce
 		a.quiesce(Cancelled)
 	case 11: // crash: only what was written survives; resume quiesces with reason crashed

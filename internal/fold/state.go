@@ -166,6 +166,7 @@ func New() *State {
 		seen:         map[string]bool{},
 		subs:         map[string]*Submission{},
 		stops:        map[string]record.Stop{},
+		edits:        map[string]int64{},
 	}
 }
 
