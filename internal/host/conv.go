@@ -2,6 +2,9 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,30 +17,41 @@ import (
 	"github.com/reinhq/rein/internal/session"
 )
 
-// Conv is one conversation: a session, its agent, and the one lock every decision about it is
-// made under.
+// Conv is one conversation: a session (open while it has work, subscribers or recent requests),
+// its agent, and the one lock every decision about it is made under.
 type Conv struct {
 	h    *Host
 	id   string
-	sess *session.Session
-	ag   *agent.Agent
+	path string // its record file
 
-	mu     sync.Mutex
-	ex     *exchange
-	handed map[string]bool // submissions handed to the running exchange as steering
+	mu      sync.Mutex
+	sess    *session.Session // nil while the conversation rests
+	ag      *agent.Agent
+	ex      *exchange
+	handed  map[string]bool // submissions handed to the running exchange, as its prompt or steering
+	subs    int             // event subscribers holding the session open
+	last    time.Time       // the last request that used the session
+	timer   *time.Timer     // rests the conversation after Config.IdleAfter
+	op      string          // the operation that created it, and the title it gave
+	opTitle string
+	known   bool // op and opTitle have been read
 }
 
 // exchange is the running exchange of a conversation.
 type exchange struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	prompt string // the submission taken up as its prompt
+	// stopped: a Stop interrupted it. Nothing more is handed to it; what is sent after the Stop
+	// waits for the next exchange.
+	stopped bool
 }
 
 // ID returns the conversation's id.
 func (c *Conv) ID() string { return c.id }
 
-// Session returns the conversation's session (for subscriptions and reads).
-func (c *Conv) Session() *session.Session { return c.sess }
+// Path returns the conversation's record file.
+func (c *Conv) Path() string { return c.path }
 
 // Submission states (DESIGN §12.2).
 const (
@@ -49,19 +63,107 @@ const (
 	Rejected  = "rejected"
 )
 
-// reconcile settles a conversation opened after a restart: an exchange a crash left in flight is
-// quiesced (reason crashed), submissions it had delivered end cancelled, and submissions accepted
-// but never delivered are rejected as "host restarted", so nothing is delivered twice and nothing
-// is silently dropped.
-func (c *Conv) reconcile() error {
-	st := c.sess.State()
-	if st.InFlight() || !st.IsReady() {
-		if err := c.ag.Settle(st.Meta().Cwd, c.h.cfg.Version); err != nil {
+// openLocked opens the conversation's session if it rests: the record is replayed and a new agent
+// built. Called with c.mu held; every method that needs the session calls it, then restLocked.
+func (c *Conv) openLocked() error {
+	c.last = c.h.cfg.Now()
+	if c.sess != nil {
+		return nil
+	}
+	if c.h.ctx.Err() != nil {
+		return errHostClosed
+	}
+	sess, _, err := session.Open(c.path, c.h.cfg.Session)
+	if err != nil {
+		return fmt.Errorf("open conversation %s: %w", c.id, err)
+	}
+	ag, err := c.h.cfg.NewAgent(sess)
+	if err != nil {
+		sess.Close()
+		return fmt.Errorf("open conversation %s: %w", c.id, err)
+	}
+	c.sess, c.ag = sess, ag
+	return nil
+}
+
+// idleLocked reports whether the conversation could rest now: its session is open and nothing
+// needs it.
+func (c *Conv) idleLocked() bool { return c.sess != nil && c.ex == nil && c.subs == 0 }
+
+// restLocked arms the timer that rests the conversation once it has been idle for IdleAfter.
+func (c *Conv) restLocked() {
+	if !c.idleLocked() || c.h.cfg.IdleAfter < 0 {
+		return
+	}
+	if c.timer == nil {
+		c.timer = time.AfterFunc(c.h.cfg.IdleAfter, c.rest)
+		return
+	}
+	c.timer.Reset(c.h.cfg.IdleAfter)
+}
+
+// rest closes the session if the conversation is still idle and has not been used since the timer
+// was armed.
+func (c *Conv) rest() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.idleLocked() {
+		return
+	}
+	if wait := c.h.cfg.IdleAfter - c.h.cfg.Now().Sub(c.last); wait > 0 {
+		c.timer.Reset(wait)
+		return
+	}
+	if err := c.closeLocked(); err != nil {
+		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
+	}
+}
+
+// closeLocked closes the session and drops the agent; the conversation rests.
+func (c *Conv) closeLocked() error {
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	if c.sess == nil {
+		return nil
+	}
+	err := c.sess.Close()
+	c.sess, c.ag, c.handed = nil, nil, nil
+	return err
+}
+
+// recover opens a conversation found on disk whose index row could not vouch for it, settles it
+// (reconcile), indexes it and lets it rest.
+func (c *Conv) recover() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.openLocked(); err != nil {
+		return err
+	}
+	err := c.reconcileLocked()
+	if err == nil {
+		err = c.indexLocked()
+	}
+	return errors.Join(err, c.closeLocked())
+}
+
+// reconcileLocked settles a conversation opened after a restart: an exchange a crash left in
+// flight is quiesced (reason crashed), submissions it had delivered end cancelled, and submissions
+// accepted but never delivered are rejected as "host restarted", so nothing is delivered twice and
+// nothing is silently dropped.
+func (c *Conv) reconcileLocked() error {
+	var unsettled bool
+	c.sess.Read(func(st *fold.State) { unsettled = st.InFlight() || !st.IsReady() })
+	if unsettled {
+		var cwd string
+		c.sess.Read(func(st *fold.State) { cwd = st.Meta().Cwd })
+		if err := c.ag.Settle(cwd, c.h.cfg.Version); err != nil {
 			return err
 		}
 	}
 	var ps []record.Payload
-	for _, s := range st.Submissions() {
+	for _, s := range c.submissions() {
 		switch s.State {
 		case Accepted:
 			ps = append(ps, &record.Submission{ID: s.ID, State: Rejected, Reason: "host_restarted",
@@ -75,6 +177,86 @@ func (c *Conv) reconcile() error {
 		return nil
 	}
 	return c.sess.Commit(ps...)
+}
+
+// submissions reads the submissions from the folded state.
+func (c *Conv) submissions() []fold.Submission {
+	var subs []fold.Submission
+	c.sess.Read(func(st *fold.State) { subs = st.Submissions() })
+	return subs
+}
+
+// indexLocked writes the conversation's row to the index.
+func (c *Conv) indexLocked() error {
+	r, err := c.rowLocked()
+	if err != nil {
+		return err
+	}
+	return c.h.ix.put(r)
+}
+
+// rowLocked computes the conversation's index row: from the live state when its session is open,
+// else from its record, replayed read-only.
+func (c *Conv) rowLocked() (Row, error) {
+	if !c.known {
+		op, title, err := origin(c.path)
+		if err != nil {
+			return Row{}, err
+		}
+		c.op, c.opTitle, c.known = op, title, true
+	}
+	var v View
+	if c.sess != nil {
+		c.sess.Read(func(st *fold.State) { v = viewOf(c.id, st) })
+	} else {
+		st, _, err := session.Replay(c.h.cfg.Session.FS, c.path)
+		if err != nil {
+			return Row{}, err
+		}
+		v = viewOf(c.id, st)
+	}
+	return Row{ID: c.id, Title: v.Title, Closed: v.Closed, Created: v.created, Updated: v.updated, Working: v.State.Working,
+		Phase: v.State.Phase, Seq: v.State.Seq, Path: c.path, Size: fileSize(c.path), Op: c.op, OpTitle: c.opTitle}, nil
+}
+
+// View returns the conversation's view: live while its session is open, else its index row.
+func (c *Conv) View() (View, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == nil {
+		r, ok, err := c.h.ix.get(c.id)
+		if err != nil {
+			return View{}, err
+		}
+		if ok {
+			return r.view(), nil
+		}
+		// No row: read the record and index it.
+		if err := c.openLocked(); err != nil {
+			return View{}, err
+		}
+		defer c.restLocked()
+		if err := c.indexLocked(); err != nil {
+			return View{}, err
+		}
+	}
+	return c.liveLocked(), nil
+}
+
+// viewOr returns the live view while the session is open, else the view of r.
+func (c *Conv) viewOr(r Row) View {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.sess == nil {
+		return r.view()
+	}
+	return c.liveLocked()
+}
+
+func (c *Conv) liveLocked() View {
+	var v View
+	c.sess.Read(func(st *fold.State) { v = viewOf(c.id, st) })
+	return v
 }
 
 // SendResult is what Send answers.
@@ -95,14 +277,23 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (Send
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.sess.State()
-	if prev, ok := st.SubmissionByOp(op); ok {
-		if prev.Text != text || !slices.Equal(prev.Attachments, atts) {
+	if err := c.openLocked(); err != nil {
+		return SendResult{}, err
+	}
+	defer c.restLocked()
+	var prev fold.Submission
+	var seen, closed bool
+	c.sess.Read(func(st *fold.State) {
+		prev, seen = st.SubmissionByOp(op)
+		closed = st.Meta().Closed
+	})
+	if seen {
+		if prev.Text != text || !slices.Equal(prev.Attachments, atts) || prev.Queue != queue {
 			return SendResult{}, errf("op_conflict", "operation %s already sent a different message (%s); use a new op_id for a new message", op, prev.ID)
 		}
 		return SendResult{MessageID: prev.ID, State: prev.State, Replayed: true}, nil
 	}
-	if st.Meta().Closed {
+	if closed {
 		return SendResult{}, errf("closed", "conversation %s is closed", c.id)
 	}
 	id := newMessageID()
@@ -110,14 +301,26 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (Send
 		return SendResult{}, err
 	}
 	c.pump()
+	if err := c.indexLocked(); err != nil {
+		return SendResult{}, err
+	}
 	return SendResult{MessageID: id, State: Accepted}, nil
 }
 
 // pump hands accepted submissions on: the oldest becomes the next exchange's prompt when none is
-// running; while one runs, those not queued are handed to it as steering. Called with c.mu held.
+// running; while one runs, those not queued are handed to it as steering — unless a Stop has
+// interrupted it, in which case they wait for the next exchange. Called with c.mu held.
 func (c *Conv) pump() {
-	st := c.sess.State()
-	for _, s := range st.Submissions() {
+	var subs []fold.Submission
+	var closed bool
+	c.sess.Read(func(st *fold.State) {
+		subs = st.Submissions()
+		closed = st.Meta().Closed
+	})
+	if closed {
+		return
+	}
+	for _, s := range subs {
 		if s.State != Accepted {
 			continue
 		}
@@ -125,10 +328,7 @@ func (c *Conv) pump() {
 			c.start(s)
 			continue
 		}
-		if !s.Queue && !c.handed[s.ID] {
-			if c.handed == nil {
-				c.handed = map[string]bool{}
-			}
+		if !c.ex.stopped && !s.Queue && !c.handed[s.ID] {
 			c.handed[s.ID] = true
 			c.ag.SteerSubmission(agent.Steer{Text: text(s), Submission: s.ID})
 		}
@@ -152,13 +352,14 @@ func (c *Conv) start(s fold.Submission) {
 	}
 	c.handed[s.ID] = true // being delivered as this exchange's prompt
 	ctx, cancel := context.WithCancel(c.h.ctx)
-	ex := &exchange{cancel: cancel, done: make(chan struct{})}
+	ex := &exchange{cancel: cancel, done: make(chan struct{}), prompt: s.ID}
 	c.ex = ex
+	ag := c.ag
 	c.h.wg.Add(1)
 	go func() {
 		defer c.h.wg.Done()
 		defer close(ex.done)
-		out := c.ag.TakeUp(ctx, agent.Prompt{Text: s.Text, Attachments: s.Attachments, Submission: s.ID})
+		out := ag.TakeUp(ctx, agent.Prompt{Text: s.Text, Attachments: s.Attachments, Submission: s.ID})
 		cancel()
 		c.finish(ex, out)
 	}()
@@ -171,13 +372,13 @@ func (c *Conv) start(s fold.Submission) {
 func (c *Conv) finish(ex *exchange, out agent.Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.sess.State()
+	defer c.restLocked()
 	state, reason := Answered, out.Reason
 	if out.Reason != fold.Replied {
 		state = Cancelled
 	}
 	var ps []record.Payload
-	for _, s := range st.Submissions() {
+	for _, s := range c.submissions() {
 		if s.State == Delivered {
 			p := &record.Submission{ID: s.ID, State: state, Reason: reason}
 			if out.Err != nil && !errors.Is(out.Err, context.Canceled) {
@@ -186,22 +387,24 @@ func (c *Conv) finish(ex *exchange, out agent.Outcome) {
 			ps = append(ps, p)
 		}
 	}
-	// Steering handed over but never delivered goes back to accepted ones: it is taken up next.
-	for _, w := range out.Withdrawn {
-		delete(c.handed, w.Submission)
-	}
 	if len(ps) > 0 {
 		if err := c.sess.Commit(ps...); err != nil {
-			fmt.Fprintf(osStderr, "rein serve: conversation %s: %v\n", c.id, err)
+			fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
 		}
 	}
-	if c.ex == ex {
-		c.ex = nil
-	}
+	c.ex = nil
+	// Steering handed over but never delivered is still accepted: it is taken up next, as the
+	// next exchange's prompt. That is what the loop handed back (out.Withdrawn), and what was
+	// handed to the agent after the loop had taken its last steering, which is still waiting in
+	// the agent: it is drained here, or the next exchange would deliver it a second time.
+	c.ag.Withdraw()
 	clear(c.handed)
 	// A failed session (an fsync error) takes nothing more up: its record says where it stopped.
 	if c.h.ctx.Err() == nil && !errors.Is(out.Err, session.ErrFailed) {
 		c.pump()
+	}
+	if err := c.indexLocked(); err != nil {
+		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
 	}
 }
 
@@ -231,44 +434,78 @@ func (c *Conv) Stop(op string, turn int64) (StopResult, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.sess.State()
-	if prev, ok := st.StopByOp(op); ok {
+	if err := c.openLocked(); err != nil {
+		return StopResult{}, err
+	}
+	defer c.restLocked()
+	res, err := c.stopLocked(op, turn)
+	if err == nil && res.Stopped && !res.Replayed {
+		err = c.indexLocked()
+	}
+	return res, err
+}
+
+func (c *Conv) stopLocked(op string, turn int64) (StopResult, error) {
+	res := StopResult{Withdrawn: []Taken{}}
+	var prev record.Stop
+	var replay, inHand bool
+	c.sess.Read(func(st *fold.State) {
+		prev, replay = st.StopByOp(op)
+		if replay {
+			for _, id := range prev.Withdrawn {
+				if s, ok := st.Submission(id); ok {
+					res.Withdrawn = append(res.Withdrawn, taken(s))
+				}
+			}
+		}
+		inHand = st.InFlight() && st.Newest() == turn
+	})
+	if replay {
 		if prev.Turn != turn {
 			return StopResult{}, errf("op_conflict", "operation %s was a Stop with a different turn", op)
 		}
-		res := StopResult{Stopped: true, Interrupted: prev.Interrupted, Replayed: true, Withdrawn: []Taken{}}
-		for _, id := range prev.Withdrawn {
-			if s, ok := st.Submission(id); ok {
-				res.Withdrawn = append(res.Withdrawn, Taken{ID: s.ID, Text: s.Text, Attachments: orEmpty(s.Attachments)})
-			}
-		}
+		res.Stopped, res.Interrupted, res.Replayed = true, prev.Interrupted, true
 		return res, nil
 	}
-	if turn != 0 && (!st.InFlight() || st.Newest() != turn) {
-		return StopResult{Withdrawn: []Taken{}, Reason: fmt.Sprintf("turn %d is no longer in hand", turn)}, nil
+	if turn != 0 && !inHand {
+		res.Reason = fmt.Sprintf("turn %d is no longer in hand", turn)
+		return res, nil
 	}
-	// Take back what the running exchange has not yet delivered; what it already took is being
-	// delivered and is stopped with the exchange.
+	// Take back what the running exchange has not yet delivered. Withdraw and the loop's taking of
+	// steering exclude each other, so what Withdraw answers is never delivered.
+	ex := c.ex
 	pulled := map[string]bool{}
 	var back []agent.Steer
-	if c.ex != nil {
+	if ex != nil {
 		back = c.ag.Withdraw()
 		for _, s := range back {
 			pulled[s.Submission] = true
 		}
 	}
-	res := StopResult{Withdrawn: []Taken{}}
+	// Read the state after Withdraw. Steering handed over and not pulled back was taken by the
+	// loop: while the exchange is in flight, to deliver at this turn boundary (it is stopped with
+	// the exchange); once the exchange has quiesced, to hand it back to finish, which would take
+	// it up next — it is withdrawn here instead. The exchange's own prompt is always delivered.
+	var subs []fold.Submission
+	var inFlight bool
+	c.sess.Read(func(st *fold.State) {
+		subs = st.Submissions()
+		inFlight = st.InFlight()
+	})
 	var ps []record.Payload
 	var ids []string
-	for _, s := range st.Submissions() {
-		if s.State != Accepted || (c.handed[s.ID] && !pulled[s.ID]) {
+	for _, s := range subs {
+		if s.State != Accepted {
+			continue
+		}
+		if ex != nil && (s.ID == ex.prompt || (c.handed[s.ID] && !pulled[s.ID] && inFlight)) {
 			continue
 		}
 		ps = append(ps, &record.Submission{ID: s.ID, State: Withdrawn, Reason: "cancelled before it started"})
 		ids = append(ids, s.ID)
-		res.Withdrawn = append(res.Withdrawn, Taken{ID: s.ID, Text: s.Text, Attachments: orEmpty(s.Attachments)})
+		res.Withdrawn = append(res.Withdrawn, taken(s))
 	}
-	running := c.ex != nil
+	running := ex != nil
 	if !running && len(ps) == 0 {
 		return res, nil // nothing in flight: a quiet success, no record
 	}
@@ -280,10 +517,15 @@ func (c *Conv) Stop(op string, turn int64) (StopResult, error) {
 		return StopResult{}, err
 	}
 	if running {
-		c.ex.cancel()
+		ex.stopped = true
+		ex.cancel()
 	}
 	res.Stopped, res.Interrupted = true, running
 	return res, nil
+}
+
+func taken(s fold.Submission) Taken {
+	return Taken{ID: s.ID, Text: s.Text, Attachments: orEmpty(s.Attachments)}
 }
 
 func orEmpty(a []record.Attachment) []record.Attachment {
@@ -293,46 +535,143 @@ func orEmpty(a []record.Attachment) []record.Attachment {
 	return a
 }
 
-// Rename records a new title.
+// Rename records a new title. Renaming to the title it has writes nothing, so a retry is a no-op.
 func (c *Conv) Rename(op, title string) error {
 	if op == "" {
 		return errf("bad_request", "op_id is required")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.sess.Commit(&record.Renamed{Title: title, Op: op})
+	if err := c.openLocked(); err != nil {
+		return err
+	}
+	defer c.restLocked()
+	var cur string
+	c.sess.Read(func(st *fold.State) { cur = st.Meta().Title })
+	if cur == title {
+		return nil
+	}
+	if err := c.sess.Commit(&record.Renamed{Title: title, Op: op}); err != nil {
+		return err
+	}
+	return c.indexLocked()
 }
 
-// Close stops the conversation's work and records that it is closed.
+// Close stops the conversation's work and records that it is closed, under one lock so that no
+// message slips in between.
 func (c *Conv) Close(op string) error {
 	if op == "" {
 		return errf("bad_request", "op_id is required")
 	}
-	if _, err := c.Stop(op+"/stop", 0); err != nil {
-		return err
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.sess.State().Meta().Closed {
+	if err := c.openLocked(); err != nil {
+		return err
+	}
+	defer c.restLocked()
+	var closed bool
+	c.sess.Read(func(st *fold.State) { closed = st.Meta().Closed })
+	if closed {
 		return nil
 	}
-	return c.sess.Commit(&record.Closed{Op: op})
+	if _, err := c.stopLocked(op+"/stop", 0); err != nil {
+		return err
+	}
+	if err := c.sess.Commit(&record.Closed{Op: op}); err != nil {
+		return err
+	}
+	return c.indexLocked()
 }
 
-// Wait blocks until the running exchange (if any) has finished, or ctx ends.
-func (c *Conv) Wait(ctx context.Context) error {
+// Transcript answers the context as it would be sent, the survey, the turn index and the
+// residues, encoded as JSON.
+func (c *Conv) Transcript() ([]byte, error) {
 	c.mu.Lock()
-	ex := c.ex
-	c.mu.Unlock()
-	if ex == nil {
-		return nil
+	defer c.mu.Unlock()
+	if err := c.openLocked(); err != nil {
+		return nil, err
 	}
-	select {
-	case <-ex.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	defer c.restLocked()
+	var out []byte
+	var err error
+	c.sess.Read(func(st *fold.State) {
+		// Encoded under the read lock: the messages are the state's own.
+		out, err = json.Marshal(map[string]any{"system": st.System(), "messages": st.Context(), "survey": st.Survey(),
+			"index": st.Index(), "residues": st.Residues()})
+	})
+	return out, err
+}
+
+// Subscription is an events stream's hold on a conversation: the session stays open until End.
+type Subscription struct {
+	// Records are the records after the cursor, read back from the file, to send first.
+	Records []record.Record
+	// Updates are the records and live events published after the subscription began; they may
+	// repeat the end of Records (compare sequence numbers).
+	Updates <-chan session.Update
+	c       *Conv
+	sess    *session.Session
+	cancel  func()
+	once    sync.Once
+}
+
+// Subscribe opens the conversation's session if it rests and subscribes to it, with the records
+// after sequence number after to replay first.
+func (c *Conv) Subscribe(after int64) (*Subscription, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.openLocked(); err != nil {
+		return nil, err
+	}
+	updates, cancel := c.sess.Subscribe()
+	recs, err := c.sess.RecordsAfter(after)
+	if err != nil {
+		cancel()
+		c.restLocked()
+		return nil, err
+	}
+	c.subs++
+	return &Subscription{Records: recs, Updates: updates, c: c, sess: c.sess, cancel: cancel}, nil
+}
+
+// State returns the conversation's published state now.
+func (s *Subscription) State() State {
+	var st State
+	s.sess.Read(func(f *fold.State) { st = StateOf(f) })
+	return st
+}
+
+// End ends the subscription; the conversation may rest again.
+func (s *Subscription) End() {
+	s.once.Do(func() {
+		s.cancel()
+		s.c.mu.Lock()
+		s.c.subs--
+		s.c.restLocked()
+		s.c.mu.Unlock()
+	})
+}
+
+// Wait blocks until the conversation has no running exchange (the one running now and any it
+// leads to), or ctx ends.
+func (c *Conv) Wait(ctx context.Context) error {
+	for {
+		c.mu.Lock()
+		ex := c.ex
+		c.mu.Unlock()
+		if ex == nil {
+			return nil
+		}
+		select {
+		case <-ex.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
-var _ = time.Now
+func newMessageID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "m-" + hex.EncodeToString(b[:])
+}

@@ -3,13 +3,11 @@ package host
 import (
 	"fmt"
 	"net/http"
-	"path/filepath"
 
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
-	"github.com/reinhq/rein/internal/session"
 )
 
 // A person's context edits: evict with a note, rewind, clear, and fork. They are refused while the
@@ -28,20 +26,35 @@ func (c *Conv) edit(op string, p record.Payload, check func(st *fold.State) erro
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st := c.sess.State()
-	if seq, ok := st.EditByOp(op); ok {
-		return EditResult{Seq: seq, Survey: st.Survey(), Replayed: true}, nil
+	if err := c.openLocked(); err != nil {
+		return EditResult{}, err
 	}
-	if c.ex != nil || Working(StateOf(st)) {
+	defer c.restLocked()
+	var res EditResult
+	var replayed, working bool
+	var refusal error
+	c.sess.Read(func(st *fold.State) {
+		if seq, ok := st.EditByOp(op); ok {
+			res, replayed = EditResult{Seq: seq, Survey: st.Survey(), Replayed: true}, true
+			return
+		}
+		if working = Working(StateOf(st)); !working {
+			refusal = check(st)
+		}
+	})
+	switch {
+	case replayed:
+		return res, nil
+	case c.ex != nil || working:
 		return EditResult{}, errf("busy", "the conversation is working: stop it first, then edit its context")
-	}
-	if err := check(st); err != nil {
-		return EditResult{}, errf("bad_request", "%v", err)
+	case refusal != nil:
+		return EditResult{}, errf("bad_request", "%v", refusal)
 	}
 	if err := c.sess.Commit(p); err != nil {
 		return EditResult{}, err
 	}
-	return EditResult{Seq: st.Seq(), Survey: st.Survey()}, nil
+	c.sess.Read(func(st *fold.State) { res = EditResult{Seq: st.Seq(), Survey: st.Survey()} })
+	return res, c.indexLocked()
 }
 
 // Evict takes turns [from, to] out of the context, leaving a residue with the note (authority
@@ -69,20 +82,18 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 	if op == "" {
 		return nil, false, errf("bad_request", "op_id is required")
 	}
-	h.mu.Lock()
-	for _, c := range h.convs {
-		var m fold.Meta
-		c.sess.Read(func(st *fold.State) { m = st.Meta() })
-		if m.Op == op {
-			h.mu.Unlock()
-			return c, true, nil
-		}
+	if c, ok, err := h.byOp(op); err != nil || ok {
+		return c, ok, err
 	}
-	h.mu.Unlock()
 	parent.mu.Lock()
+	if err := parent.openLocked(); err != nil {
+		parent.mu.Unlock()
+		return nil, false, err
+	}
 	inh, err := parent.sess.Inheritance(at)
 	var title string
 	parent.sess.Read(func(st *fold.State) { title = st.Meta().Title })
+	parent.restLocked()
 	parent.mu.Unlock()
 	if err != nil {
 		return nil, false, errf("bad_request", "cannot fork: %v", err)
@@ -95,28 +106,7 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 	if title != "" {
 		title = "fork of " + title
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	id := session.NewID(h.cfg.Now())
-	sess, err := session.Create(filepath.Join(h.dir, id), h.cfg.Session, &record.SessionStarted{
-		Session: id, Provider: h.cfg.Provider, Model: h.cfg.Model, ContextWindow: h.cfg.Window, Cwd: h.cfg.Cwd,
-		Version: h.cfg.Version, Parent: parent.id, Title: title, Op: op,
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	if err := sess.Commit(inh); err != nil {
-		sess.Close()
-		return nil, false, err
-	}
-	ag, err := h.cfg.NewAgent(sess)
-	if err != nil {
-		sess.Close()
-		return nil, false, err
-	}
-	c := &Conv{h: h, id: id, sess: sess, ag: ag}
-	h.convs[id] = c
-	return c, false, nil
+	return h.make(op, title, parent.id, inh)
 }
 
 func (s *Server) editRoutes() {
@@ -165,7 +155,11 @@ func (s *Server) editRoutes() {
 		if replayed {
 			status = http.StatusOK
 		}
-		writeJSON(w, status, map[string]any{"conversation": child.View(), "replayed": replayed})
+		v, err := child.View()
+		if err != nil {
+			return err
+		}
+		writeJSON(w, status, map[string]any{"conversation": v, "replayed": replayed})
 		return nil
 	})
 }

@@ -1,30 +1,40 @@
 // Package host runs many conversations for many clients (DESIGN §12). Each conversation is a
-// session; the host adds submissions with their lifecycle, Stop, operation ids and a wire API.
+// session; the host adds submissions with their lifecycle, Stop, operation ids, the conversation
+// index and a wire API.
 //
 // Every decision about a conversation — accept a message, deliver it, withdraw it, stop — is made
 // under that conversation's one lock, in arrival order, and written through the session's single
-// writer before it takes effect. The record is the one truth: after a restart the host rebuilds
-// everything from it, and the conversation index is a cache of it.
+// writer before it takes effect. The host reads a session's folded state only through
+// Session.Read: the agent's goroutine writes the same state. The record is the one truth: after a
+// restart the host rebuilds everything from it, and the conversation index (index.go) is a cache
+// of it.
+//
+// A conversation with no work and no subscribers rests: after Config.IdleAfter its session is
+// closed and its agent dropped, so it costs only its id and its lock in memory and its row in the
+// index; the next request that needs it replays its record. The lock order is Host.create, then
+// Conv.mu, then Host.mu (the map only), then the session's and the index's own locks.
 package host
 
 import (
+	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
-	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 )
+
+// DefaultIdleAfter is how long a conversation with no work and no subscribers keeps its session
+// open when Config.IdleAfter is zero.
+const DefaultIdleAfter = 2 * time.Minute
 
 // Config is what a Host is built from; cmd/rein wires it.
 type Config struct {
@@ -34,21 +44,30 @@ type Config struct {
 	Model    string
 	Window   int64
 	Version  string
-	// NewAgent builds the agent of a conversation's session (provider, tools, system prompt).
+	// NewAgent builds the agent of a conversation's session (provider, tools, system prompt). It
+	// is called each time a resting conversation's session is reopened.
 	NewAgent func(sess *session.Session) (*agent.Agent, error)
 	Session  session.Options
 	Now      func() time.Time
+	// IdleAfter is how long a conversation with no work and no subscribers keeps its session
+	// open before it rests; 0 means DefaultIdleAfter, a negative value keeps sessions open.
+	IdleAfter time.Duration
+	// Log receives the few things the host cannot answer to a caller: a record it skips at Open,
+	// a write that failed after its request was answered. Nil means os.Stderr.
+	Log io.Writer
 }
 
 // Host is the set of conversations.
 type Host struct {
-	cfg   Config
-	dir   string
-	mu    sync.Mutex
-	convs map[string]*Conv
-	wg    sync.WaitGroup // running exchanges
-	ctx   context.Context
-	stop  context.CancelFunc
+	cfg    Config
+	dir    string
+	ix     *index
+	mu     sync.Mutex // guards convs
+	convs  map[string]*Conv
+	create sync.Mutex     // serialises creates and forks
+	wg     sync.WaitGroup // running exchanges
+	ctx    context.Context
+	stop   context.CancelFunc
 }
 
 // Error is a refusal with an HTTP-minded code ("not_found", "op_conflict", "bad_request", ...).
@@ -63,40 +82,79 @@ func errf(code, format string, args ...any) error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// Open starts a host over the conversations already on disk: each is replayed, settled if a
-// crash left it in flight, and its accepted-but-undelivered submissions are rejected as "host
-// restarted" so a client can offer Retry; nothing is delivered twice.
+// Open starts a host over the conversations already on disk. A conversation whose index row
+// matches its record (same size, not working) is listed from the row without being replayed; any
+// other is replayed, settled if a crash left it in flight, and its accepted-but-undelivered
+// submissions are rejected as "host restarted" so a client can offer Retry; nothing is delivered
+// twice. A missing or damaged index is rebuilt from the records.
 func Open(cfg Config) (*Host, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.IdleAfter == 0 {
+		cfg.IdleAfter = DefaultIdleAfter
+	}
+	if cfg.Log == nil {
+		cfg.Log = os.Stderr
+	}
 	h := &Host{cfg: cfg, dir: session.ProjectDir(cfg.Root, cfg.Cwd), convs: map[string]*Conv{}}
-	h.ctx, h.stop = context.WithCancel(context.Background())
-	entries, err := session.List(cfg.Root, cfg.Cwd)
+	if err := os.MkdirAll(h.dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open the host: %w", err)
+	}
+	ix, _, err := openIndex(filepath.Join(h.dir, IndexFile))
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range entries {
-		c, err := h.open(e.ID, e.Path)
-		if err != nil {
-			// A refused record is left untouched and out of the host; say so once.
-			fmt.Fprintf(os.Stderr, "rein serve: skipping conversation %s: %v\n", e.ID, err)
-			continue
-		}
-		h.convs[e.ID] = c
+	h.ix = ix
+	h.ctx, h.stop = context.WithCancel(context.Background())
+	if err := h.load(); err != nil {
+		ix.close()
+		return nil, err
 	}
 	return h, nil
 }
 
-// Close stops every running exchange (each quiesces) and closes the records.
+// load lists the records on disk against the index, replaying what the index cannot vouch for.
+func (h *Host) load() error {
+	rows, err := h.ix.all()
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]Row, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	entries, err := session.List(h.cfg.Root, h.cfg.Cwd)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		c := &Conv{h: h, id: e.ID, path: e.Path}
+		r, ok := byID[e.ID]
+		delete(byID, e.ID)
+		if ok && !r.Working && r.Path == e.Path && fileSize(e.Path) == r.Size {
+			c.op, c.opTitle, c.known = r.Op, r.OpTitle, true
+			h.convs[e.ID] = c
+			continue
+		}
+		if err := c.recover(); err != nil {
+			// A refused record is left untouched and out of the host; say so once.
+			fmt.Fprintf(h.cfg.Log, "rein serve: skipping conversation %s: %v\n", e.ID, err)
+			continue
+		}
+		h.convs[e.ID] = c
+	}
+	gone := make([]string, 0, len(byID))
+	for id := range byID {
+		gone = append(gone, id)
+	}
+	return h.ix.remove(gone)
+}
+
+// Close stops every running exchange (each quiesces), closes the records and the index.
 func (h *Host) Close() error {
 	h.stop()
-	h.mu.Lock()
-	convs := make([]*Conv, 0, len(h.convs))
-	for _, c := range h.convs {
-		convs = append(convs, c)
-	}
-	h.mu.Unlock()
+	convs := h.all()
 	for _, c := range convs {
 		c.mu.Lock()
 		if c.ex != nil {
@@ -107,63 +165,93 @@ func (h *Host) Close() error {
 	h.wg.Wait()
 	var errs []error
 	for _, c := range convs {
-		errs = append(errs, c.sess.Close())
+		c.mu.Lock()
+		errs = append(errs, c.closeLocked())
+		c.mu.Unlock()
 	}
+	errs = append(errs, h.ix.close())
 	return errors.Join(errs...)
 }
 
-// open opens one conversation's record and reconciles it after a restart.
-func (h *Host) open(id, path string) (*Conv, error) {
-	sess, _, err := session.Open(path, h.cfg.Session)
-	if err != nil {
-		return nil, err
+func (h *Host) all() []*Conv {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*Conv, 0, len(h.convs))
+	for _, c := range h.convs {
+		out = append(out, c)
 	}
-	ag, err := h.cfg.NewAgent(sess)
-	if err != nil {
-		sess.Close()
-		return nil, err
-	}
-	c := &Conv{h: h, id: id, sess: sess, ag: ag}
-	if err := c.reconcile(); err != nil {
-		sess.Close()
-		return nil, err
-	}
-	return c, nil
+	return out
 }
 
-// Create makes a new conversation. A repeat of the same operation id answers the conversation it
-// created.
+// Create makes a new conversation. A repeat of the same operation id with the same title answers
+// the conversation it created; with another title it is refused.
 func (h *Host) Create(op, title string) (*Conv, bool, error) {
 	if op == "" {
 		return nil, false, errf("bad_request", "op_id is required: give every mutating request an operation id")
 	}
+	c, ok, err := h.byOp(op)
+	if err != nil || !ok {
+		return h.make(op, title, "")
+	}
+	if c.opTitle != title {
+		return nil, false, errf("op_conflict", "operation %s already created conversation %s with a different title", op, c.id)
+	}
+	return c, true, nil
+}
+
+// byOp finds the conversation an operation created.
+func (h *Host) byOp(op string) (*Conv, bool, error) {
+	r, ok, err := h.ix.byOp(op)
+	if err != nil || !ok {
+		return nil, false, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, c := range h.convs {
-		var m fold.Meta
-		c.sess.Read(func(st *fold.State) { m = st.Meta() })
-		if m.Op == op {
-			if m.Title != title && title != "" {
-				return nil, false, errf("op_conflict", "operation %s already created conversation %s with a different title", op, c.id)
-			}
-			return c, true, nil
-		}
+	c := h.convs[r.ID]
+	return c, c != nil, nil
+}
+
+// make creates a conversation under operation op: a new session whose first records are
+// session_started and, for a fork, first. Creates are serialised, and a second one under the same
+// operation answers the first's conversation, so one operation id makes at most one conversation.
+func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, bool, error) {
+	if h.ctx.Err() != nil {
+		return nil, false, errHostClosed
+	}
+	h.create.Lock()
+	defer h.create.Unlock()
+	if c, ok, err := h.byOp(op); err != nil || ok {
+		return c, ok, err
 	}
 	id := session.NewID(h.cfg.Now())
 	sess, err := session.Create(filepath.Join(h.dir, id), h.cfg.Session, &record.SessionStarted{
 		Session: id, Provider: h.cfg.Provider, Model: h.cfg.Model, ContextWindow: h.cfg.Window, Cwd: h.cfg.Cwd,
-		Version: h.cfg.Version, Title: title, Op: op,
+		Version: h.cfg.Version, Parent: parent, Title: title, Op: op,
 	})
 	if err != nil {
 		return nil, false, err
+	}
+	if len(first) > 0 {
+		if err := sess.Commit(first...); err != nil {
+			sess.Close()
+			return nil, false, err
+		}
 	}
 	ag, err := h.cfg.NewAgent(sess)
 	if err != nil {
 		sess.Close()
 		return nil, false, err
 	}
-	c := &Conv{h: h, id: id, sess: sess, ag: ag}
+	c := &Conv{h: h, id: id, path: sess.Path(), sess: sess, ag: ag, op: op, opTitle: title, known: true}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer c.restLocked()
+	if err := c.indexLocked(); err != nil {
+		return nil, false, err
+	}
+	h.mu.Lock()
 	h.convs[id] = c
+	h.mu.Unlock()
 	return c, false, nil
 }
 
@@ -178,33 +266,150 @@ func (h *Host) Get(id string) (*Conv, error) {
 	return c, nil
 }
 
-// List returns every conversation's view, most recently updated first.
-func (h *Host) List() []View {
+// List returns every conversation's view, most recently updated first. Resting conversations are
+// read from the index; only those with an open session are read live.
+func (h *Host) List() ([]View, error) {
+	rows, err := h.ix.all()
+	if err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
-	convs := make([]*Conv, 0, len(h.convs))
-	for _, c := range h.convs {
-		convs = append(convs, c)
+	convs := make(map[string]*Conv, len(h.convs))
+	for id, c := range h.convs {
+		convs[id] = c
 	}
 	h.mu.Unlock()
 	out := make([]View, 0, len(convs))
-	for _, c := range convs {
-		out = append(out, c.View())
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Updated != out[j].Updated {
-			return out[i].Updated > out[j].Updated
+	for _, r := range rows {
+		c := convs[r.ID]
+		if c == nil {
+			continue
 		}
-		return out[i].ID > out[j].ID
+		delete(convs, r.ID)
+		out = append(out, c.viewOr(r))
+	}
+	// A conversation whose row is missing (its last index write failed) is read and indexed anew.
+	for _, c := range convs {
+		v, err := c.View()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b View) int {
+		if a.updated != b.updated {
+			return compare(b.updated, a.updated)
+		}
+		return compare(b.ID, a.ID)
 	})
-	return out
+	return out, nil
 }
 
-func newMessageID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "m-" + hex.EncodeToString(b[:])
+func compare[T int64 | string](a, b T) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
-var _ = journal.FileName
+// Rebuild rewrites the index from the records: every conversation's row is computed anew (a
+// resting one's record replayed read-only), under its lock, and rows of conversations the host
+// does not hold are dropped.
+func (h *Host) Rebuild() error {
+	for _, c := range h.all() {
+		c.mu.Lock()
+		c.known = false // read the creating operation back from the record too
+		err := c.indexLocked()
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	rows, err := h.ix.all()
+	if err != nil {
+		return err
+	}
+	var gone []string
+	for _, r := range rows {
+		if h.convs[r.ID] == nil {
+			gone = append(gone, r.ID)
+		}
+	}
+	return h.ix.remove(gone)
+}
 
-var osStderr = os.Stderr
+// Rest closes the session of every conversation with no work and no subscribers now, rather than
+// after Config.IdleAfter. Each reopens on demand.
+func (h *Host) Rest() error {
+	var errs []error
+	for _, c := range h.all() {
+		c.mu.Lock()
+		if c.idleLocked() {
+			errs = append(errs, c.closeLocked())
+		}
+		c.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// Stats counts the host's conversations: all of them, those whose session is open (the others
+// rest, costing only their id in memory), and those with an exchange running.
+type Stats struct {
+	Conversations int `json:"conversations"`
+	Open          int `json:"open"`
+	Running       int `json:"running"`
+}
+
+// Stats counts the conversations now.
+func (h *Host) Stats() Stats {
+	var st Stats
+	for _, c := range h.all() {
+		c.mu.Lock()
+		st.Conversations++
+		if c.sess != nil {
+			st.Open++
+		}
+		if c.ex != nil {
+			st.Running++
+		}
+		c.mu.Unlock()
+	}
+	return st
+}
+
+var errHostClosed = errf("host_closed", "the host is shutting down")
+
+// fileSize is the size of a record file, or -1 if it cannot be read.
+func fileSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return -1
+	}
+	return fi.Size()
+}
+
+// origin reads the creating operation and title from a record's first line, session_started.
+func origin(path string) (op, title string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(f).ReadBytes('\n')
+	if err != nil {
+		return "", "", fmt.Errorf("read the first record of %s: %w", path, err)
+	}
+	r, err := record.Decode(line, 1)
+	if err != nil {
+		return "", "", err
+	}
+	if s, ok := r.Body.(*record.SessionStarted); ok {
+		return s.Op, s.Title, nil
+	}
+	return "", "", nil
+}

@@ -10,11 +10,11 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 )
@@ -178,9 +178,34 @@ func decode(r *http.Request, v any) error {
 		if errors.Is(err, io.EOF) {
 			return errf("bad_request", "the request body is empty: send a JSON object")
 		}
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return errf("bad_request", "the request body has an unknown field %s: this endpoint takes %s", f, fieldsOf(v))
+		}
 		return errf("bad_request", "the request body is not the JSON this endpoint takes: %v", err)
 	}
+	if dec.More() {
+		return errf("bad_request", "the request body has data after its JSON object: send one object")
+	}
 	return nil
+}
+
+// fieldsOf lists the JSON fields of the struct v points to, for a refusal a person can act on.
+func fieldsOf(v any) string {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return "a JSON object"
+	}
+	var names []string
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			names = append(names, strconv.Quote(name))
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 func (s *Server) capabilities(w http.ResponseWriter, r *http.Request) error {
@@ -189,7 +214,11 @@ func (s *Server) capabilities(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, 200, map[string]any{"conversations": s.h.List()})
+	views, err := s.h.List()
+	if err != nil {
+		return err
+	}
+	writeJSON(w, 200, map[string]any{"conversations": views})
 	return nil
 }
 
@@ -205,7 +234,10 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	v := c.View()
+	v, err := c.View()
+	if err != nil {
+		return err
+	}
 	status := http.StatusCreated
 	if replayed {
 		status = http.StatusOK
@@ -221,7 +253,15 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, c.View())
+	return writeView(w, c)
+}
+
+func writeView(w http.ResponseWriter, c *Conv) error {
+	v, err := c.View()
+	if err != nil {
+		return err
+	}
+	writeJSON(w, 200, v)
 	return nil
 }
 
@@ -240,8 +280,7 @@ func (s *Server) rename(w http.ResponseWriter, r *http.Request) error {
 	if err := c.Rename(req.Op, req.Title); err != nil {
 		return err
 	}
-	writeJSON(w, 200, c.View())
-	return nil
+	return writeView(w, c)
 }
 
 func (s *Server) close(w http.ResponseWriter, r *http.Request) error {
@@ -252,8 +291,7 @@ func (s *Server) close(w http.ResponseWriter, r *http.Request) error {
 	if err := c.Close(r.URL.Query().Get("op_id")); err != nil {
 		return err
 	}
-	writeJSON(w, 200, c.View())
-	return nil
+	return writeView(w, c)
 }
 
 func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
@@ -312,49 +350,51 @@ func (s *Server) transcript(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var out map[string]any
-	c.sess.Read(func(st *fold.State) {
-		out = map[string]any{"system": st.System(), "messages": st.Context(), "survey": st.Survey(), "index": st.Index(), "residues": st.Residues()}
-		enc, _ := json.Marshal(out) // encode under the lock: the messages are the state's own
-		out = map[string]any{"raw": json.RawMessage(enc)}
-	})
+	b, err := c.Transcript()
+	if err != nil {
+		return err
+	}
 	w.Header().Set("Content-Type", "application/json")
-	_, err = w.Write(out["raw"].(json.RawMessage))
+	_, err = w.Write(b)
 	return err
 }
 
-// events streams a conversation's records as server-sent events, resuming after Last-Event-ID.
+// events streams a conversation's records as server-sent events, resuming after Last-Event-ID
+// (or ?after=). Each record event carries the conversation's state as of that record or later, so
+// a client that applies an event twice, or out of a replay, converges on the newest state.
 func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.conv(r)
 	if err != nil {
 		return err
 	}
 	after := int64(0)
-	if v := r.Header.Get("Last-Event-ID"); v != "" {
-		after, _ = strconv.ParseInt(v, 10, 64)
-	} else if v := r.URL.Query().Get("after"); v != "" {
-		after, _ = strconv.ParseInt(v, 10, 64)
+	cursor := r.Header.Get("Last-Event-ID")
+	if cursor == "" {
+		cursor = r.URL.Query().Get("after")
+	}
+	if cursor != "" {
+		if after, err = strconv.ParseInt(cursor, 10, 64); err != nil || after < 0 {
+			return errf("bad_request", "the event cursor %q is not a record number: give the id of the last event received", cursor)
+		}
 	}
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		return errors.New("streaming is not supported by this connection")
 	}
-	updates, cancel := c.sess.Subscribe()
-	defer cancel()
+	sub, err := c.Subscribe(after)
+	if err != nil {
+		return err
+	}
+	defer sub.End()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(200)
 	fmt.Fprint(w, ": rein events\n\n")
-	recs, err := c.sess.RecordsAfter(after)
-	if err != nil {
-		fmt.Fprintf(w, "event: error\ndata: %s\n\n", mustJSON(map[string]string{"message": err.Error()}))
-		return nil
-	}
 	last := after
-	for _, rec := range recs {
-		writeRecord(w, c, rec)
+	for _, rec := range sub.Records {
+		writeRecord(w, sub, rec)
 		last = rec.Seq
 	}
 	fl.Flush()
@@ -367,30 +407,28 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		case <-ping.C:
 			fmt.Fprint(w, ": ping\n\n")
 			fl.Flush()
-		case u, ok := <-updates:
+		case u, ok := <-sub.Updates:
 			if !ok {
-				return nil // fell behind: the client reconnects with Last-Event-ID and misses nothing
+				return nil // fell behind, or the host closed: the client reconnects with Last-Event-ID and misses nothing
 			}
 			if u.Record != nil {
 				if u.Record.Seq <= last {
 					continue
 				}
-				writeRecord(w, c, *u.Record)
+				writeRecord(w, sub, *u.Record)
 				last = u.Record.Seq
 			} else if u.Live != nil {
 				fmt.Fprintf(w, "event: live\ndata: %s\n\n", mustJSON(u.Live))
 			}
-			if len(updates) == 0 {
+			if len(sub.Updates) == 0 {
 				fl.Flush()
 			}
 		}
 	}
 }
 
-func writeRecord(w io.Writer, c *Conv, rec record.Record) {
-	var st State
-	c.sess.Read(func(f *fold.State) { st = StateOf(f) })
-	fmt.Fprintf(w, "id: %d\nevent: record\ndata: %s\n\n", rec.Seq, mustJSON(map[string]any{"seq": rec.Seq, "kind": rec.Kind(), "payload": rec.Body, "state": st}))
+func writeRecord(w io.Writer, sub *Subscription, rec record.Record) {
+	fmt.Fprintf(w, "id: %d\nevent: record\ndata: %s\n\n", rec.Seq, mustJSON(map[string]any{"seq": rec.Seq, "kind": rec.Kind(), "payload": rec.Body, "state": sub.State()}))
 }
 
 func mustJSON(v any) []byte {

@@ -31,7 +31,7 @@ type SubmissionV struct {
 // Working is the one working rule (DESIGN §12.4): an exchange in flight (taken up and not
 // quiesced), or a submission accepted or delivered and not yet terminal. The host's Stop, the
 // conversation list, the web chat's Stop button and the TUI all use it; the web chat's copy in
-// app.js is the same three lines.
+// internal/web/static/working.js is the same rule, pinned to this one by a browser test.
 func Working(s State) bool {
 	if s.InFlight {
 		return true
@@ -67,24 +67,33 @@ type View struct {
 	Updated string `json:"updated"`
 	Closed  bool   `json:"closed"`
 	State   State  `json:"state"`
+
+	created, updated int64 // unix ms, for ordering and the index
 }
 
-// View returns the conversation's view.
-func (c *Conv) View() View {
-	var v View
-	c.sess.Read(func(st *fold.State) {
-		m := st.Meta()
-		v = View{ID: c.id, Title: m.Title, Closed: m.Closed, State: StateOf(st)}
-		if v.Title == "" {
-			for _, t := range st.Turns() {
-				if t.Role == record.User && t.Kind == fold.Own {
-					v.Title = t.Label
-					break
-				}
+// viewOf is a conversation's view from its folded state.
+func viewOf(id string, st *fold.State) View {
+	m := st.Meta()
+	v := View{ID: id, Title: m.Title, Closed: m.Closed, State: StateOf(st), created: m.Created, updated: st.LastTime()}
+	if v.Title == "" {
+		for _, t := range st.Turns() {
+			if t.Role == record.User && t.Kind == fold.Own {
+				v.Title = t.Label
+				break
 			}
 		}
-		v.Created = time.UnixMilli(m.Created).UTC().Format(time.RFC3339)
-		v.Updated = time.UnixMilli(st.LastTime()).UTC().Format(time.RFC3339Nano)
-	})
+	}
+	v.Created, v.Updated = stamp(v.created), stampNano(v.updated)
 	return v
 }
+
+// view is the view of a resting conversation, from its index row: nothing is in flight and no
+// submission is open, as nothing rests that has work.
+func (r Row) view() View {
+	return View{ID: r.ID, Title: r.Title, Closed: r.Closed, Created: stamp(r.Created), Updated: stampNano(r.Updated),
+		State:   State{Phase: r.Phase, Working: r.Working, Submissions: []SubmissionV{}, Seq: r.Seq},
+		created: r.Created, updated: r.Updated}
+}
+
+func stamp(ms int64) string     { return time.UnixMilli(ms).UTC().Format(time.RFC3339) }
+func stampNano(ms int64) string { return time.UnixMilli(ms).UTC().Format(time.RFC3339Nano) }

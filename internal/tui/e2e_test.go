@@ -1,0 +1,295 @@
+package tui
+
+// The end-to-end test runs the real rein binary's `rein chat` in a pseudo-terminal (a tmux pane
+// on a private socket) against the simulator, types into it, and reads the screen as tmux
+// renders it. It never sleeps a fixed time: it polls the screen with a deadline.
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	binOnce sync.Once
+	binDir  string // removed after the run
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// reinBin builds the rein binary once per test run.
+func reinBin(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			binErr = err
+			return
+		}
+		if binDir, binErr = os.MkdirTemp("", "rein-tui-bin-"); binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "rein")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/rein")
+		cmd.Dir = filepath.Dir(strings.TrimSpace(string(out)))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build ./cmd/rein: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// pane is one tmux session running a command in a pseudo-terminal of a fixed size.
+type pane struct {
+	t    testing.TB
+	sock string
+	name string
+}
+
+func needTmux(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: skipped with -short")
+	}
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("end-to-end: needs tmux (apt-get install tmux)")
+	}
+}
+
+func startPane(t testing.TB, dir string, env []string, w, h int, argv ...string) *pane {
+	t.Helper()
+	p := &pane{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock"), name: "chat"}
+	args := []string{"-S", p.sock, "-f", "/dev/null", "new-session", "-d", "-s", p.name, "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir}
+	for _, e := range env {
+		args = append(args, "-e", e)
+	}
+	args = append(args, strings.Join(quoteAll(argv), " "))
+	if out, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+		t.Fatalf("tmux new-session: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", p.sock, "kill-server").Run() })
+	return p
+}
+
+func quoteAll(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return out
+}
+
+// screen is the pane as rendered, or "" once the pane is gone.
+func (p *pane) screen() string {
+	out, err := exec.Command("tmux", "-S", p.sock, "capture-pane", "-p", "-t", p.name).Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+func (p *pane) alive() bool {
+	return exec.Command("tmux", "-S", p.sock, "has-session", "-t", p.name).Run() == nil
+}
+
+// wait polls the screen until it shows every one of subs.
+func (p *pane) wait(timeout time.Duration, subs ...string) string {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var s string
+	for time.Now().Before(deadline) {
+		s = p.screen()
+		ok := true
+		for _, sub := range subs {
+			ok = ok && strings.Contains(s, sub)
+		}
+		if ok {
+			return s
+		}
+		time.Sleep(5 * time.Millisecond) // a polling interval, not a wait for something
+	}
+	p.t.Fatalf("the screen never showed %q:\n%s", subs, s)
+	return ""
+}
+
+func (p *pane) keys(keys ...string) {
+	p.t.Helper()
+	if out, err := exec.Command("tmux", append([]string{"-S", p.sock, "send-keys", "-t", p.name}, keys...)...).CombinedOutput(); err != nil {
+		p.t.Fatalf("send-keys %q: %v\n%s", keys, err, out)
+	}
+}
+
+func (p *pane) text(s string) {
+	p.t.Helper()
+	if out, err := exec.Command("tmux", "-S", p.sock, "send-keys", "-t", p.name, "-l", s).CombinedOutput(); err != nil {
+		p.t.Fatalf("send-keys -l: %v\n%s", err, out)
+	}
+}
+
+func (p *pane) waitGone(timeout time.Duration) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if !p.alive() {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	p.t.Fatalf("rein chat did not exit:\n%s", p.screen())
+}
+
+// e2eSandbox is a state root and a workspace.
+func e2eSandbox(t testing.TB) (home, ws string, env []string) {
+	d := t.TempDir()
+	home, ws = filepath.Join(d, "home"), filepath.Join(d, "ws")
+	for _, dir := range []string{home, ws} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return home, ws, []string{"REIN_HOME=" + home, "TERM=xterm-256color", "NO_COLOR=", "HOME=" + d}
+}
+
+// slowScript is a simulator script: a tool call, then a reply streamed slowly enough to stop.
+func slowScript(t testing.TB, dir string) string {
+	words := strings.Repeat("streaming words arrive one by one until Stop ends them ", 40)
+	script := map[string]any{"steps": []any{
+		map[string]any{"text": "Let me look.", "tool_calls": []any{map[string]any{"name": "bash", "arguments": map[string]string{"command": "ls"}}}},
+		map[string]any{"text": "Here is a long answer: " + words, "delay_ms": 40},
+	}}
+	b, _ := json.Marshal(script)
+	path := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestEndToEndChatStopAndResume(t *testing.T) {
+	needTmux(t)
+	bin := reinBin(t)
+	home, ws, env := e2eSandbox(t)
+	script := slowScript(t, filepath.Dir(ws))
+
+	p := startPane(t, ws, env, 100, 30, bin, "chat", "--provider", "sim", "--sim-delay", "1ms", "--sim-script", script)
+	p.wait(10*time.Second, "Send a message", "ready")
+	p.text("list the files here")
+	p.keys("Enter")
+	p.wait(10*time.Second, "› list the files here", "▸ bash ls ✓")
+	p.wait(10*time.Second, "Here is a long answer", "working", "Esc stop")
+	p.keys("Escape")
+	scr := p.wait(10*time.Second, "⏹ stopped: the session is settled", "ready")
+	if !strings.Contains(scr, "cut short by Stop") {
+		t.Fatalf("the reply was not cut short by the Stop:\n%s", scr)
+	}
+	p.keys("C-c")
+	p.wait(5*time.Second, "Ctrl-C again to quit")
+	p.keys("C-c")
+	p.waitGone(10 * time.Second)
+
+	// The record is settled: admissible, ready for the next prompt, the exchange quiesced as
+	// cancelled.
+	id, record := onlySession(t, bin, home, ws)
+	out, err := exec.Command(bin, "doctor", record).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "phase ready_for_user") {
+		t.Fatalf("rein doctor: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"kind":"quiesced","payload":{"reason":"cancelled"}`) {
+		t.Fatalf("no quiesced(cancelled) record:\n%s", data)
+	}
+
+	// Resume it: the scrollback is drawn again from the record, and it takes a new prompt.
+	p2 := startPane(t, ws, env, 100, 30, bin, "chat", "--provider", "sim", "--sim-delay", "1ms", "--resume", id[:15])
+	p2.wait(10*time.Second, "cut short by Stop", "⏹ stopped", "ready")
+	for i := 0; !strings.Contains(p2.screen(), "▸ bash ls ✓"); i++ { // the start of it, above
+		if i == 20 {
+			t.Fatalf("the resumed scrollback lacks the tool call:\n%s", p2.screen())
+		}
+		p2.keys("PageUp")
+		time.Sleep(10 * time.Millisecond) // a polling interval
+	}
+	p2.keys("C-l") // back to the bottom (an Escape followed at once by text reads as Alt+key)
+	p2.wait(5*time.Second, "⏹ stopped")
+	p2.text("hello again")
+	p2.keys("Enter")
+	p2.wait(10*time.Second, "› hello again", "rein simulator", "ready")
+	p2.keys("C-c", "C-c")
+	p2.waitGone(10 * time.Second)
+}
+
+// onlySession returns the workspace's one session's id and record path.
+func onlySession(t testing.TB, bin, home, ws string) (id, path string) {
+	t.Helper()
+	cmd := exec.Command(bin, "sessions", "--json")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "REIN_HOME="+home)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("rein sessions: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("want one session, have:\n%s", out)
+	}
+	var s struct{ ID, Record string }
+	if err := json.Unmarshal([]byte(lines[0]), &s); err != nil {
+		t.Fatal(err)
+	}
+	return s.ID, s.Record
+}
+
+// TestStartupToPrompt measures the time from starting `rein chat` to its interactive prompt on
+// the screen, as tmux renders it, beside the same measure for a shell that only prints the
+// prompt's words (what the pane and the polling cost). REIN_TUI_STARTUP=N runs each N times.
+func TestStartupToPrompt(t *testing.T) {
+	needTmux(t)
+	bin := reinBin(t)
+	runs := 3
+	if n := os.Getenv("REIN_TUI_STARTUP"); n != "" {
+		fmt.Sscan(n, &runs)
+	}
+	measure := func(argv ...string) (p50, lo, hi time.Duration) {
+		var ds []time.Duration
+		for i := 0; i < runs; i++ {
+			_, ws, env := e2eSandbox(t)
+			start := time.Now()
+			p := startPane(t, ws, env, 100, 30, argv...)
+			p.wait(10*time.Second, "Send a message", "ready")
+			ds = append(ds, time.Since(start))
+			p.keys("C-c", "C-c")
+			p.waitGone(10 * time.Second)
+		}
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		return ds[len(ds)/2], ds[0], ds[len(ds)-1]
+	}
+	r := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+	chat, lo, hi := measure(bin, "chat", "--provider", "sim")
+	base, blo, bhi := measure("sh", "-c", "echo Send a message ready; read x")
+	t.Logf("rein chat start to prompt, %d runs: p50 %v (min %v, max %v); a shell printing the same words: p50 %v (min %v, max %v)",
+		runs, r(chat), r(lo), r(hi), r(base), r(blo), r(bhi))
+}
