@@ -12,6 +12,15 @@ func reserve(window int64) int64 { return max(window*15/100, 16384) }
 
 // used measures the context in tokens: the provider's count for the last request while no edit
 // has landed since, else an estimate from bytes.
+//
+// It reads the state under the session's read lock: the host appends events (a rename, a
+// submission) from other goroutines while the loop runs.
+func (a *Agent) used() int64 {
+	var u int64
+	a.sess.Read(func(st *fold.State) { u = used(st) })
+	return u
+}
+
 func used(st *fold.State) int64 {
 	m := st.Meta()
 	if !m.UsageStale && m.LastUsage.Input+m.LastUsage.CacheRead+m.LastUsage.CacheWrite > 0 {
@@ -31,7 +40,7 @@ func (a *Agent) weigh() error {
 	if st.Phase() == fold.AwaitingToolResults {
 		return nil
 	}
-	u, r := used(st), reserve(w)
+	u, r := a.used(), reserve(w)
 	switch {
 	case u+r > w:
 		if _, err := a.evictForPressure(u, "hard", a.keepBytes()); err != nil {
@@ -82,8 +91,7 @@ func (a *Agent) evictForPressure(u int64, line string, keep int64) (bool, error)
 // just said the context does not fit, whatever the configured window says, so it keeps at most
 // half of what was sent (and, with a known window, at most half the budget).
 func (a *Agent) forceEvict() (bool, error) {
-	st := a.sess.State()
-	u := used(st)
+	u := a.used()
 	keep := u * 4 / 2
 	if a.cfg.Window > 0 {
 		keep = min(keep, a.keepBytes())
