@@ -154,21 +154,36 @@ func (a *Agent) Settle(cwd, version string) error {
 // TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt
 // is admissible, however the exchange ended: a reply, a Stop (ctx cancelled), a provider error,
 // a panic, or the turn limit.
-func (a *Agent) TakeUp(ctx context.Context, p Prompt) (out Outcome) {
+func (a *Agent) TakeUp(ctx context.Context, p Prompt) Outcome {
+	if err := a.Begin(p); err != nil {
+		return Outcome{Reason: fold.Aborted, Err: err}
+	}
+	return a.Continue(ctx)
+}
+
+// Begin commits a prompt (after settling anything a previous exchange left owed, and the system
+// prompt if it changed): the exchange is taken up from here. A host calls it under its
+// conversation's lock, so a message is either still withdrawable or delivered, never between.
+// Continue must follow.
+func (a *Agent) Begin(p Prompt) error {
 	st := a.sess.State()
 	if !st.IsReady() || st.InFlight() {
 		if err := a.quiesce(fold.Aborted); err != nil {
-			return Outcome{Reason: fold.Aborted, Err: err}
+			return err
 		}
 	}
 	if st.System() != a.cfg.System {
 		if err := a.sess.Append(&record.System{Text: a.cfg.System}); err != nil {
-			return Outcome{Reason: fold.Aborted, Err: err}
+			return err
 		}
 	}
-	if err := a.sess.Append(&record.UserPrompt{Turn: st.Next(), Text: p.Text, Attachments: p.Attachments, Submission: p.Submission}); err != nil {
-		return Outcome{Reason: fold.Aborted, Err: err}
-	}
+	return a.sess.Append(&record.UserPrompt{Turn: st.Next(), Text: p.Text, Attachments: p.Attachments, Submission: p.Submission})
+}
+
+// Continue runs the exchange a Begin took up. It never returns until a fresh prompt is
+// admissible, however the exchange ended: a reply, a Stop (ctx cancelled), a provider error, a
+// panic, or the turn limit.
+func (a *Agent) Continue(ctx context.Context) (out Outcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = Outcome{Reason: fold.Aborted, Err: fmt.Errorf("the loop panicked: %v\n%s", r, debug.Stack())}

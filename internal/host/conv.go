@@ -355,16 +355,24 @@ func (c *Conv) start(s fold.Submission) {
 	ex := &exchange{cancel: cancel, done: make(chan struct{}), prompt: s.ID}
 	c.ex = ex
 	ag := c.ag
+	// The prompt is committed here, under the conversation's lock, so a Stop finds the message
+	// either still accepted (and withdraws it, giving its text back) or delivered (and interrupts
+	// the exchange): never in between.
+	if err := ag.Begin(agent.Prompt{Text: s.Text, Attachments: s.Attachments, Submission: s.ID}); err != nil {
+		cancel()
+		close(ex.done)
+		c.ex = nil
+		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
+		return
+	}
 	c.h.wg.Add(1)
 	go func() {
 		defer c.h.wg.Done()
 		defer close(ex.done)
-		out := ag.TakeUp(ctx, agent.Prompt{Text: s.Text, Attachments: s.Attachments, Submission: s.ID})
+		out := ag.Continue(ctx)
 		cancel()
 		c.finish(ex, out)
 	}()
-	// TakeUp commits the prompt (which marks the submission delivered) on its own goroutine; until
-	// it does, the submission reads accepted, and Working holds either way.
 }
 
 // finish ends an exchange: every submission it delivered becomes answered or cancelled, in one

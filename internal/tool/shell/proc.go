@@ -1,8 +1,6 @@
 package shell
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,55 +15,56 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// supervisor is the bash script every command runs under. It leads the command's session and
-// process group and is rein's direct child, started with a parent-death signal (SIGUSR1), so that
-// the group never outlives rein:
+// supervisor is the bash script every command runs under. It is rein's direct child and leads
+// the command's session and process group, and its one job is the lifeline: a pipe whose only
+// write end rein holds, so that end of file means rein is gone, however it died. The supervisor
+// blocks reading it, then SIGKILLs its whole group. Every catchable signal that could reach it
+// is ignored by the kernel (a trap with an empty action is SIG_IGN), not handled by bash, so no
+// Stop, timeout or stray signal interrupts that read or races with it. A bash trap is not a
+// reliable base (a trapped signal arriving while bash runs another trap can be lost); a blocking
+// read on a pipe is.
 //
-//   - The command runs in a background subshell while the supervisor sits in the wait builtin. A
-//     bash trap runs only between commands, and wait is the one place a trapped signal interrupts
-//     at once; a supervisor blocked in a foreground child could not react.
-//   - SIGUSR1 (rein died, even by SIGKILL): SIGKILL to the whole group at once.
-//   - The command ended: SIGKILL to the rest of the group, so its background jobs end with the call
-//     and no process is left for nobody to watch.
-//   - SIGTERM (Stop or timeout, sent by rein to the whole group): the supervisor survives it and
-//     keeps watch; once its subshell ended it lingers up to the grace period on the lifeline, a
-//     pipe rein holds the other end of (end of file means rein is gone or done), then SIGKILLs
-//     the group. rein itself escalates to SIGKILL after the grace period too.
+// The supervisor's one child, the waiter, starts the command in a subshell, waits for it and
+// records its exit status. It alone holds the end pipe: end of file there tells rein the command
+// ended. The command's subshell restores the default disposition of the signals the supervisor
+// ignores; a Stop in the instant before that is lost on it, and the SIGKILL after the grace
+// period ends it instead.
 //
-// The subshell appends its final working directory to the control file on exit, and the
-// supervisor appends the command's exit status, each entry ending with a NUL. The control file is
-// a memfd held open by the supervisor as fd 5, which no command inherits; the subshell reaches it
-// as /proc/<supervisor>/fd/5. Nothing touches the filesystem, so nothing is left behind when rein
-// is killed.
+// rein does the rest in Go: it sends a Stop's SIGTERM and SIGKILL to the group, and SIGKILLs the
+// group once the command ended, so that a call's background jobs end with it. It reaps the
+// supervisor only after that last SIGKILL, so the group id cannot have been reused by then. The
+// supervisor's parent-death signal, SIGUSR1, trapped to kill the group, is a second line of
+// defence should the lifeline ever be held open by mistake.
 //
-// File descriptors: 3 is the output pipe (the subshell's stdout and stderr; the supervisor keeps
-// none, so end of file means every process of the command closed it), 4 is the lifeline and 5 the
-// control file.
+// The command's subshell appends its final working directory to the control file on exit, and
+// the waiter appends the command's exit status, each entry ending with a NUL. The control file is
+// a memfd the supervisor holds open as fd 5; the others reach it as /proc/<supervisor>/fd/5.
+// Nothing touches the filesystem, so nothing is left behind when rein is killed.
+//
+// File descriptors: 3 is the output pipe (the command's stdout and stderr; neither the supervisor
+// nor the waiter keeps it, so end of file means every process of the command closed it), 4 the
+// lifeline, 5 the control file and 6 the end pipe.
 const supervisor = `
-__rein_ctl=/proc/$$/fd/5 __rein_dir=$1 __rein_grace=$2 __rein_cmd=$3
-__rein_stopping=
+__rein_ctl=/proc/$$/fd/5 __rein_dir=$1 __rein_cmd=$2
+trap '' HUP INT QUIT TERM USR2 PIPE ALRM TSTP TTIN TTOU XCPU XFSZ VTALRM PROF
 trap 'kill -KILL 0' USR1
-trap '__rein_stopping=1' TERM
 (
-	trap - TERM USR1 INT QUIT
-	exec 3>&- 4<&- 5<&-
-	trap 'printf "cwd:%s\0" "$PWD" 2>/dev/null >>"$__rein_ctl"' EXIT
-	cd -- "$__rein_dir" || exit
-	set --
-	unset __rein_dir __rein_grace __rein_stopping
-	eval "$__rein_cmd"
-) >&3 2>&3 </dev/null &
-__rein_pid=$!
-exec 3>&-
-while :; do
-	wait "$__rein_pid"
-	__rein_st=$?
-	kill -0 "$__rein_pid" 2>/dev/null || break
-done
-printf 'status:%s\0' "$__rein_st" >>"$__rein_ctl"
-if [ -n "$__rein_stopping" ]; then
-	read -r -t "$__rein_grace" -u 4 __rein_x
-fi
+	exec 4<&- 5<&-
+	(
+		trap - HUP INT QUIT TERM USR2 PIPE ALRM TSTP TTIN TTOU XCPU XFSZ VTALRM PROF
+		exec 3>&- 6>&-
+		trap 'printf "cwd:%s\0" "$PWD" 2>/dev/null >>"$__rein_ctl"' EXIT
+		cd -- "$__rein_dir" || exit
+		set --
+		unset __rein_dir
+		eval "$__rein_cmd"
+	) >&3 2>&3 </dev/null &
+	exec 3>&-
+	wait "$!"
+	printf 'status:%s\0' "$?" >>"$__rein_ctl"
+) &
+exec 3>&- 6>&-
+read -r -u 4 __rein_x
 kill -KILL 0
 `
 
@@ -73,19 +72,37 @@ kill -KILL 0
 const maxArg = 128<<10 - 64
 
 // proc is one running command: its supervisor, process group, output and control file.
+//
+// Its life: the command ends (ended), or a stop begins (stopping) and the group has its grace;
+// then rein SIGKILLs the group (killed), reaps the supervisor (exited), takes the last of the
+// output (drained), reads the control file and releases everything (done). One goroutine, watch,
+// walks these steps; signals to the group all happen before the supervisor is reaped.
 type proc struct {
 	pgid     int
+	grace    time.Duration
 	ctl      *os.File // the control file (a memfd)
 	out      *capture
 	r        *os.File // the output pipe's read end
 	lifeline *os.File // the write end of the supervisor's lifeline
+	endR     *os.File // the read end of the end pipe
 
-	exited  chan struct{} // closed once the supervisor is reaped
-	drained chan struct{} // closed once the output reached end of file (or was cut off)
-	done    chan struct{} // closed once a stop finished: the group killed, everything released
+	outMu sync.Mutex // held while bytes move from the output pipe into out
 
-	waitErr  error
+	ended    chan struct{} // closed once the command ended (or its waiter was killed)
+	dead     chan struct{} // closed once the supervisor exited; it is not reaped yet
+	stopping chan struct{} // closed by stop
+	killed   chan struct{} // closed once the group got its last SIGKILL
+	exited   chan struct{} // closed once the supervisor is reaped
+	drained  chan struct{} // closed once the output reached end of file (or was cut off)
+	done     chan struct{} // closed once everything is released; rep is set
+
+	mu       sync.Mutex // orders signals to the group before the supervisor is reaped
+	final    bool       // the last SIGKILL was sent: the group id is no longer ours to signal
 	stopOnce sync.Once
+	deadline *time.Timer // the end of a stop's grace period; set before stopping closes
+
+	waitErr error
+	rep     report
 }
 
 // start runs command in dir under a fresh supervisor.
@@ -94,28 +111,34 @@ func start(bash, dir string, env []string, grace time.Duration, command string, 
 	if err != nil {
 		return nil, fmt.Errorf("create the control file: %w", err)
 	}
-	p := &proc{ctl: os.NewFile(uintptr(fd), "rein-bash-control"), out: out, exited: make(chan struct{}), drained: make(chan struct{}), done: make(chan struct{})}
-	var w, lifeR *os.File
+	p := &proc{grace: grace, ctl: os.NewFile(uintptr(fd), "rein-bash-control"), out: out,
+		ended: make(chan struct{}), dead: make(chan struct{}), stopping: make(chan struct{}),
+		killed: make(chan struct{}), exited: make(chan struct{}), drained: make(chan struct{}), done: make(chan struct{})}
+	// Every pipe is created close-on-exec, so no other process rein starts holds an end of it:
+	// rein alone holds the lifeline's write end.
+	var w, lifeR, endW *os.File
 	p.r, w, err = os.Pipe()
 	if err == nil {
 		lifeR, p.lifeline, err = os.Pipe()
 	}
+	if err == nil {
+		p.endR, endW, err = os.Pipe()
+	}
 	if err != nil {
-		p.closeAll(w, lifeR)
+		p.closeAll(w, lifeR, endW)
 		return nil, fmt.Errorf("create pipes: %w", err)
 	}
-	graceArg := strconv.FormatFloat(grace.Seconds(), 'f', 3, 64)
-	cmd := exec.Command(bash, "-c", supervisor, "rein-bash", dir, graceArg, command)
+	cmd := exec.Command(bash, "-c", supervisor, "rein-bash", dir, command)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.ExtraFiles = []*os.File{w, lifeR, p.ctl}
+	cmd.ExtraFiles = []*os.File{w, lifeR, p.ctl, endW}
 	// A new session, not only a new process group: the command has no controlling terminal, so
 	// a program that would prompt on /dev/tty (sudo, ssh) fails at once instead of stopping the
 	// group or writing over the person's terminal.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGUSR1}
 
 	// Linux sends the parent-death signal when the thread that forked the child exits, not the
-	// process; Go may retire a thread. So the fork and the wait happen on one locked thread that
+	// process; Go may retire a thread. So the fork and the waits happen on one locked thread that
 	// outlives the supervisor.
 	started := make(chan error, 1)
 	go func() {
@@ -126,50 +149,74 @@ func start(bash, dir string, env []string, grace time.Duration, command string, 
 			return
 		}
 		started <- nil
+		awaitExit(cmd.Process.Pid)
+		close(p.dead)
+		<-p.killed
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
 	if err := <-started; err != nil {
-		p.closeAll(w, lifeR)
+		p.closeAll(w, lifeR, endW)
 		return nil, fmt.Errorf("start %s: %w", bash, err)
 	}
 	p.pgid = cmd.Process.Pid
 	w.Close()
 	lifeR.Close()
+	endW.Close()
 	go p.read()
+	go func() {
+		io.Copy(io.Discard, p.endR)
+		p.endR.Close()
+		close(p.ended)
+	}()
+	go p.watch()
 	return p, nil
 }
 
+// awaitExit returns once the child pid has exited, leaving it unreaped.
+func awaitExit(pid int) {
+	var info unix.Siginfo
+	for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	}
+}
+
 func (p *proc) closeAll(extra ...*os.File) {
-	for _, f := range append(extra, p.r, p.lifeline, p.ctl) {
+	for _, f := range append(extra, p.r, p.lifeline, p.endR, p.ctl) {
 		if f != nil {
 			f.Close()
 		}
 	}
 }
 
-func (p *proc) read() {
-	defer close(p.drained)
-	io.Copy(p.out, p.r)
-}
-
-// finish waits for the output after a normal end. The supervisor killed its group on the way out,
-// so end of file follows at once unless a process left the group (setsid) holding the pipe; that
-// one gets a moment, then the output is cut off. It returns the control file's report.
-func (p *proc) finish() report {
+// watch walks the command's life to its end; see proc.
+func (p *proc) watch() {
+	select {
+	case <-p.ended:
+	case <-p.dead: // the supervisor was killed: nothing watches the lifeline any more
+	case <-p.stopping:
+	}
+	select {
+	case <-p.stopping:
+		p.awaitGroup()
+	default:
+	}
+	p.kill()
+	<-p.exited
+	// Every process of the group is gone, so end of file follows at once unless a process left
+	// the group (setsid) holding the pipe; that one gets a moment, then the output is cut off.
 	select {
 	case <-p.drained:
 	case <-time.After(escapeWait):
 		p.r.SetReadDeadline(time.Now())
 		<-p.drained
 	}
-	rep := p.report()
+	p.rep = p.report()
 	p.release()
-	return rep
+	close(p.done)
 }
 
-// escapeWait is how long output is awaited after the supervisor ended, for processes that escaped
-// the process group but still hold the output pipe.
+// escapeWait is how long output is awaited after the group was killed, for processes that
+// escaped the process group but still hold the output pipe.
 const escapeWait = 100 * time.Millisecond
 
 func (p *proc) release() {
@@ -178,102 +225,134 @@ func (p *proc) release() {
 	p.ctl.Close()
 }
 
+// signal sends sig to the group, unless the last SIGKILL was sent.
+func (p *proc) signal(sig syscall.Signal) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.final {
+		syscall.Kill(-p.pgid, sig)
+	}
+}
+
+// kill sends the group its last SIGKILL and lets the supervisor be reaped.
+func (p *proc) kill() {
+	p.mu.Lock()
+	syscall.Kill(-p.pgid, syscall.SIGKILL)
+	p.final = true
+	p.mu.Unlock()
+	close(p.killed)
+}
+
 // stop ends the command: SIGTERM to the whole group now, SIGKILL once every process of the group
 // but the supervisor has gone or the grace period has passed. It returns at once; done closes
 // when the group is gone and everything is released.
-func (p *proc) stop(grace time.Duration) {
+func (p *proc) stop() {
 	p.stopOnce.Do(func() {
-		syscall.Kill(-p.pgid, syscall.SIGTERM)
-		syscall.Kill(-p.pgid, syscall.SIGCONT) // a stopped process acts on SIGTERM only once continued
-		go func() {
-			defer close(p.done)
-			deadline := time.NewTimer(grace)
-			defer deadline.Stop()
-			p.awaitGroup(deadline.C)
-			syscall.Kill(-p.pgid, syscall.SIGKILL)
-			p.lifeline.Close()
-			<-p.exited
-			p.r.SetReadDeadline(time.Now().Add(escapeWait))
-			<-p.drained
-			p.release()
-		}()
+		// stopping closes first: watch must not take the command's end the SIGTERM causes for
+		// an end of its own, which would cut the other processes' grace period short.
+		p.deadline = time.NewTimer(p.grace)
+		close(p.stopping)
+		p.signal(syscall.SIGTERM)
+		p.signal(syscall.SIGCONT) // a stopped process acts on SIGTERM only once continued
 	})
 }
 
-// awaitGroup returns when the group holds no live process but the supervisor, or at deadline.
-func (p *proc) awaitGroup(deadline <-chan time.Time) {
+// awaitGroup returns when the group holds no live process but the supervisor, when the
+// supervisor died, or when the grace period is over.
+func (p *proc) awaitGroup() {
+	// While the waiter lives, the command's shell does.
 	select {
-	case <-p.drained:
-	case <-p.exited:
-	case <-deadline:
+	case <-p.ended:
+	case <-p.dead:
+		return
+	case <-p.deadline.C:
 		return
 	}
-	// The output is closed, but a process may have closed its output and still be running its
-	// SIGTERM handler: look for one.
+	// Background processes may live on, reparented away: look for one.
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for groupAlive(p.pgid) {
 		select {
 		case <-tick.C:
-		case <-deadline:
+		case <-p.dead:
+			return
+		case <-p.deadline.C:
 			return
 		}
 	}
 }
 
-// groupAlive reports whether any process of group pgid other than its leader is alive (zombies
-// are not). It reads /proc; when it cannot, it answers true so that the caller waits the grace.
-func groupAlive(pgid int) bool {
-	d, err := os.Open("/proc")
+// read copies the output pipe into out until end of file. Each chunk moves under outMu, so that
+// catchUp can take in what the pipe holds knowing no byte is in flight.
+func (p *proc) read() {
+	defer close(p.drained)
+	rc, err := p.r.SyscallConn()
 	if err != nil {
-		return true
+		return
 	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return true
-	}
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil || pid == pgid {
-			continue
+	buf := make([]byte, 32<<10)
+	rc.Read(func(fd uintptr) bool {
+		for {
+			p.outMu.Lock()
+			n, err := unix.Read(int(fd), buf)
+			if n > 0 {
+				p.out.Write(buf[:n])
+			}
+			p.outMu.Unlock()
+			switch {
+			case n > 0 || err == unix.EINTR:
+			case err == unix.EAGAIN:
+				return false
+			default: // end of file, or an error
+				return true
+			}
 		}
-		st, err := readStat(pid)
-		if err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
-			return true
-		}
-	}
-	return false
+	})
 }
 
-// procStat is the part of /proc/<pid>/stat rein reads.
-type procStat struct {
-	state byte
-	ppid  int
-	pgrp  int
+// catchUp moves into out what the output pipe holds now. Output written later, by processes
+// still running, is left to read.
+func (p *proc) catchUp() {
+	rc, err := p.r.SyscallConn()
+	if err != nil {
+		return
+	}
+	rc.Control(func(fd uintptr) {
+		p.outMu.Lock()
+		defer p.outMu.Unlock()
+		n, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD: the bytes the pipe holds
+		if err != nil || n <= 0 {
+			return
+		}
+		buf := make([]byte, min(n, 64<<10))
+		for n > 0 {
+			k, err := unix.Read(int(fd), buf[:min(n, len(buf))])
+			if err == unix.EINTR {
+				continue
+			}
+			if k <= 0 {
+				return
+			}
+			p.out.Write(buf[:k])
+			n -= k
+		}
+	})
 }
 
-func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, err
+// settle is called once a stop was sent. It waits, at most max, for the processes that the
+// SIGTERM ends to end (the processes of the group that do not ignore it), then takes in the
+// output they left. A command that ignores SIGTERM costs no wait at all.
+func (p *proc) settle(max time.Duration) {
+	select {
+	case <-p.killed: // the group id may no longer be ours to look up
+	default:
+		awaitGone(reacting(p.pgid, syscall.SIGTERM), max)
 	}
-	// The command name is in parentheses and may hold anything, so parse after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procStat{}, errors.New("malformed stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 3 {
-		return procStat{}, errors.New("malformed stat")
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	pgrp, _ := strconv.Atoi(f[2])
-	return procStat{state: f[0][0], ppid: ppid, pgrp: pgrp}, nil
+	p.catchUp()
 }
 
 // report is what the control file says: the command's last working directory (set if its shell
-// exited by itself) and its exit status (set if the supervisor saw it end).
+// exited by itself) and its exit status (set if the waiter saw it end).
 type report struct {
 	cwd    string
 	status int

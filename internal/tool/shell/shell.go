@@ -3,11 +3,14 @@
 // and a Stop that ends the command's whole process group.
 //
 // No process a call starts outlives rein, even a rein killed with SIGKILL. Each call runs under a
-// small bash supervisor that leads a fresh session and process group and has a parent-death
-// signal; it kills the whole group when rein dies, and when the command ends (so a call's
-// background jobs end with it). The one way out is to leave the process group (setsid, or a shell
-// with job control on): such a process is neither signalled nor waited for. See the supervisor
-// script for the details. The command has no controlling terminal and its stdin is /dev/null.
+// small bash supervisor that leads a fresh session and process group and does one thing: it
+// blocks reading a lifeline, a pipe whose write end only rein holds, and SIGKILLs the whole group
+// at end of file, however rein died. No signal is involved, so no interleaving of a Stop, a
+// timeout and rein's death can get past it. rein kills the group itself when the command ends (so
+// a call's background jobs end with it) and when a stop's grace period is over. The one way out
+// is to leave the process group (setsid, or a shell with job control on): such a process is
+// neither signalled nor waited for. See the supervisor script for the details. The command has no
+// controlling terminal and its stdin is /dev/null.
 //
 // The environment is inherited minus well-known secret variables, so that an API key rein holds is
 // not handed to every command the model writes.
@@ -179,39 +182,43 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
-	case <-p.exited:
+	case <-p.ended:
 		return t.finished(p, note)
 	case <-timer.C:
 	case <-ctx.Done():
 	}
 	select {
-	case <-p.exited: // it ended by itself just as it was stopped: that is the truth to tell
+	case <-p.ended: // it ended by itself just as it was stopped: that is the truth to tell
 		return t.finished(p, note)
 	default:
 	}
-	p.stop(t.opts.Grace)
+	p.stop()
 	if ctx.Err() != nil {
-		// Return promptly; the group's end continues in the background. The output that SIGTERM
-		// shook loose in the first moments is worth the wait.
-		select {
-		case <-p.drained:
-		case <-p.done:
-		case <-time.After(settle):
-		}
+		// Return promptly; the group's end continues in the background. The output of the
+		// processes the SIGTERM ends is worth the moment they take.
+		p.settle(settle)
 		return t.result(note, out, record.Interrupted, nil,
 			"[interrupted: cut short when the session was stopped; any side effects it already had stand]")
 	}
-	<-p.done
+	// Timed out: wait for the group's end, unless a Stop comes first.
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.settle(settle)
+	}
 	return t.result(note, out, record.TimedOut, nil,
 		fmt.Sprintf("[timed out after %v; the command and its processes were killed]", timeout))
 }
 
-// settle is how long an interrupted Run waits for the output of processes dying on SIGTERM.
-const settle = 20 * time.Millisecond
+// settle is the most an interrupted Run waits for the processes its SIGTERM ends to end, so that
+// their last output is kept. Processes that ignore SIGTERM are not waited for, and those that die
+// of it take well under a millisecond; only a process that handles SIGTERM can use it all.
+const settle = 10 * time.Millisecond
 
-// finished reports a command whose supervisor ended by itself.
+// finished reports a command that ended by itself.
 func (t *Tool) finished(p *proc, note string) tool.Result {
-	rep := p.finish()
+	<-p.done
+	rep := p.rep
 	if rep.hasCwd {
 		t.mu.Lock()
 		t.dir = rep.cwd

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -99,7 +100,7 @@ func countComm(pids []int, name string) int {
 }
 
 // readPID waits for a file holding a pid, written by a command under test.
-func readPID(t *testing.T, path string) int {
+func readPID(t testing.TB, path string) int {
 	t.Helper()
 	var pid int
 	if !eventually(5*time.Second, func() bool {
@@ -361,7 +362,17 @@ func TestHelperRunsBash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := sh.Run(context.Background(), bashCall("echo $$ > pgid; sleep 1000 & sleep 1000", 0))
+	command := "echo $$ > pgid; sleep 1000 & sleep 1000"
+	if c := os.Getenv("REIN_SHELL_HELPER_CMD"); c != "" {
+		command = c
+	}
+	// SIGINT is a Stop, as in rein.
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer cancel()
+	r := sh.Run(ctx, bashCall(command, 0))
+	if r.Outcome == record.Interrupted {
+		select {} // stopped: wait to be killed, as rein may be during the group's grace period
+	}
 	t.Fatalf("the helper's command ended: %+v", r)
 }
 
