@@ -102,7 +102,7 @@ func decodeAt(t *testing.T, ls [][]byte, i int) record.Record {
 	return r
 }
 
-var refusedAt = regexp.MustCompile(`(?m)^refused: record (\d+): `)
+var refusedAt = regexp.MustCompile(`(?m)^refused: record (\d+)[: ]`)
 
 // damage is one damaged copy of a record and the verdict it must get: refused naming record
 // want, or admissible (want 0) with the torn tail after its last newline quarantined.
