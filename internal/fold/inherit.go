@@ -176,6 +176,9 @@ func (s *State) applyInherited(b *record.Inherited) {
 		for i := lo; i < hi; i++ {
 			if !s.turns[i].Withdrawn {
 				s.turns[i].Under = k
+				if s.turns[i].Outer < 0 {
+					s.turns[i].Outer = k
+				}
 			}
 		}
 	}

@@ -367,16 +367,29 @@ func FuzzFold(f *testing.F) {
 	})
 }
 
-// naiveContext renders the frontier from scratch, as the incremental Context must.
+// naiveContext renders the frontier from scratch, walking each turn's chain of residues to the
+// outermost, as the incremental Context (and the kept Outer index) must agree with.
 func naiveContext(s *State) []record.Message {
 	var out []record.Message
-	for _, it := range s.Frontier() {
-		if it.Residue >= 0 {
-			r := s.Residues()[it.Residue]
-			out = append(out, record.Message{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: ResidueText(r.From, r.To, r.Note)}}})
+	last := -1
+	for _, t := range s.Turns() {
+		if t.Withdrawn {
 			continue
 		}
-		out = append(out, s.Turns()[it.Turn].Messages...)
+		if t.Under < 0 {
+			out = append(out, t.Messages...)
+			continue
+		}
+		o := t.Under
+		for s.Residues()[o].Parent >= 0 {
+			o = s.Residues()[o].Parent
+		}
+		if o == last {
+			continue
+		}
+		last = o
+		r := s.Residues()[o]
+		out = append(out, record.Message{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: ResidueText(r.From, r.To, r.Note)}}})
 	}
 	return out
 }

@@ -48,7 +48,7 @@ func (s *State) renderItem(out []record.Message, i int) []record.Message {
 	if t.Under < 0 {
 		return append(out, t.Messages...)
 	}
-	o := s.outermost(t.Under)
+	o := t.Outer
 	if o == s.renderedLast {
 		return out
 	}

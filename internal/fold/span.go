@@ -43,7 +43,7 @@ func (s *State) Frontier() []Item {
 			items = append(items, Item{From: t.ID, To: t.ID, Residue: -1, Turn: i})
 			continue
 		}
-		o := s.outermost(t.Under)
+		o := t.Outer
 		if o == last {
 			continue
 		}
@@ -54,12 +54,6 @@ func (s *State) Frontier() []Item {
 	return items
 }
 
-func (s *State) outermost(i int) int {
-	for s.residues[i].Parent >= 0 {
-		i = s.residues[i].Parent
-	}
-	return i
-}
 
 // CheckEviction judges an eviction of the frontier run [from, to] with a note, as the model's
 // context tool, a person's `rein evict` and the harness's pressure all ask for it. It returns the
@@ -137,11 +131,16 @@ func (s *State) applyEviction(seq int64, b *record.Evicted) {
 			continue
 		}
 	}
-	// Every uncovered, non-withdrawn turn in the span now lies directly under the new residue.
+	// Every uncovered, non-withdrawn turn in the span now lies directly under the new residue,
+	// and every turn in it under the new residue at the outermost.
 	lo, hi := s.span(b.From, b.To)
 	for i := lo; i < hi; i++ {
 		t := &s.turns[i]
-		if t.Withdrawn || t.Under >= 0 {
+		if t.Withdrawn {
+			continue
+		}
+		t.Outer = k
+		if t.Under >= 0 {
 			continue
 		}
 		t.Under = k
@@ -186,7 +185,7 @@ func (s *State) CheckRewind(anchor int64) error {
 		return editErr("turn %d has already been withdrawn", anchor)
 	}
 	if t.Under >= 0 {
-		o := s.residues[s.outermost(t.Under)]
+		o := s.residues[t.Outer]
 		if o.From < anchor {
 			return editErr("turn %d lies under the residue over %d–%d: rewind to %d, or to a turn after %d", anchor, o.From, o.To, o.From, o.To)
 		}

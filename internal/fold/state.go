@@ -77,6 +77,9 @@ type Turn struct {
 	Withdrawn bool
 	// Under is the index in State.Residues of the innermost residue covering the turn, or -1.
 	Under int
+	// Outer is the index of the outermost residue covering the turn, or -1: the item that stands
+	// for it in the frontier. Kept beside Under so the frontier never walks a chain of residues.
+	Outer int
 }
 
 // Residue is what an eviction left in place of a span.

@@ -239,7 +239,7 @@ func (s *State) phaseWords() string {
 // addTurn appends a new row and marks the edit (the provider's last usage no longer measures
 // the context).
 func (s *State) addTurn(t Turn) {
-	t.Under = -1
+	t.Under, t.Outer = -1, -1
 	t.Bytes = messagesSize(t.Messages)
 	s.index[t.ID] = len(s.turns)
 	s.turns = append(s.turns, t)
