@@ -54,7 +54,6 @@ func (s *State) Frontier() []Item {
 	return items
 }
 
-
 // CheckEviction judges an eviction of the frontier run [from, to] with a note, as the model's
 // context tool, a person's `rein evict` and the harness's pressure all ask for it. It returns the
 // frontier items the run covers, or an *EditError saying why not.
