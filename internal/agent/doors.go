@@ -209,6 +209,7 @@ func grep(ctx context.Context, a *Agent, st *fold.State, pattern string, turns [
 	if res, ok := refuseUnclosed(st, turns); !ok {
 		return res
 	}
+	prefix, _ := re.LiteralPrefix()
 	want := map[int64]bool{}
 	for _, id := range turns {
 		want[id] = true
@@ -251,12 +252,29 @@ func grep(ctx context.Context, a *Agent, st *fold.State, pattern string, turns [
 				if p.Type == record.PartToolCall {
 					text = p.Name + " " + string(p.Args)
 				}
-				for _, l := range strings.Split(text, "\n") {
-					line++
-					if re.MatchString(l) {
-						add(t.ID, t.ID, string(t.Kind), m.Role, line, l)
-					}
+				// One pass of the expression over the whole part; line numbers are counted only
+				// up to the hits. A part without the pattern's literal prefix cannot match.
+				if prefix != "" && !strings.Contains(text, prefix) {
+					line += strings.Count(text, "\n") + 1
+					continue
 				}
+				at, n := 0, 0
+				for _, loc := range re.FindAllStringIndex(text, -1) {
+					if loc[0] < at {
+						continue // a second hit on a line already reported
+					}
+					n += strings.Count(text[at:loc[0]], "\n")
+					start := strings.LastIndexByte(text[:loc[0]], '\n') + 1
+					end := strings.IndexByte(text[loc[0]:], '\n')
+					if end < 0 {
+						end = len(text)
+					} else {
+						end += loc[0]
+					}
+					add(t.ID, t.ID, string(t.Kind), m.Role, line+n+1, text[start:end])
+					at = end
+				}
+				line += strings.Count(text, "\n") + 1
 			}
 		}
 	}

@@ -185,5 +185,6 @@ func (s *State) applyInherited(b *record.Inherited) {
 	if b.High > s.high {
 		s.high = b.High
 	}
+	s.rebuildFront()
 	s.invalidate()
 }

@@ -164,6 +164,9 @@ func TestLiveEqualsReplay(t *testing.T) {
 				}
 			}
 			checkLaminar(rt, a.l.s)
+			if d := cmp.Diff(naiveFrontier(a.l.s), a.l.s.Frontier(), cmpopts.EquateEmpty()); d != "" {
+				rt.Fatalf("the kept frontier differs from one derived afresh after step %d:\n%s", i, d)
+			}
 			if d := cmp.Diff(naiveContext(a.l.s), a.l.s.Context(), cmpopts.EquateEmpty()); d != "" {
 				rt.Fatalf("the incremental rendering differs from rendering afresh after step %d:\n%s", i, d)
 			}
@@ -392,4 +395,30 @@ func naiveContext(s *State) []record.Message {
 		out = append(out, record.Message{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: ResidueText(r.From, r.To, r.Note)}}})
 	}
 	return out
+}
+
+// naiveFrontier derives the frontier from the turn table and the residues' parent chains.
+func naiveFrontier(s *State) []Item {
+	var items []Item
+	last := -1
+	for i, t := range s.Turns() {
+		if t.Withdrawn {
+			continue
+		}
+		if t.Under < 0 {
+			items = append(items, Item{From: t.ID, To: t.ID, Residue: -1, Turn: i})
+			continue
+		}
+		o := t.Under
+		for s.Residues()[o].Parent >= 0 {
+			o = s.Residues()[o].Parent
+		}
+		if o == last {
+			continue
+		}
+		last = o
+		r := s.Residues()[o]
+		items = append(items, Item{From: r.From, To: r.To, Residue: o, Turn: -1})
+	}
+	return items
 }

@@ -25,42 +25,35 @@ func (s *State) Context() []record.Message {
 // frontier (every turn but the newest, which may still grow) is extended as turns close and never
 // rewritten until an edit; the newest turn is rendered afresh after it.
 func (s *State) refresh() {
-	closed := len(s.turns) - 1
+	n := len(s.front)
+	newest := n > 0 && s.front[n-1].Residue < 0 && s.front[n-1].Turn == len(s.turns)-1
+	closed := n
+	if newest {
+		closed--
+	}
 	s.rendered = s.rendered[:s.tailStart]
-	for ; s.renderedTurns < closed; s.renderedTurns++ {
-		s.rendered = s.renderItem(s.rendered, s.renderedTurns)
+	for ; s.renderedItems < closed; s.renderedItems++ {
+		s.rendered = s.renderItem(s.rendered, s.front[s.renderedItems])
 	}
 	s.tailStart = len(s.rendered)
-	if closed >= 0 {
-		last := s.renderedLast
-		s.rendered = s.renderItem(s.rendered, closed)
-		s.renderedLast = last
+	if newest {
+		s.rendered = s.renderItem(s.rendered, s.front[n-1])
 	}
 }
 
-// renderItem appends what turn position i contributes to the frontier: its messages if it is
-// resident, its outermost residue's message if that residue was not already emitted.
-func (s *State) renderItem(out []record.Message, i int) []record.Message {
-	t := &s.turns[i]
-	if t.Withdrawn {
-		return out
+// renderItem appends what a frontier item is sent as: a turn's messages, or a residue's message.
+func (s *State) renderItem(out []record.Message, it Item) []record.Message {
+	if it.Residue >= 0 {
+		return append(out, s.resMsgs[it.Residue])
 	}
-	if t.Under < 0 {
-		return append(out, t.Messages...)
-	}
-	o := t.Outer
-	if o == s.renderedLast {
-		return out
-	}
-	s.renderedLast = o
-	return append(out, s.resMsgs[o])
+	return append(out, s.turns[it.Turn].Messages...)
 }
 
 // invalidate renders the frontier anew after an edit, in a new array so that slices handed out
 // before the edit keep what they held.
 func (s *State) invalidate() {
 	s.rendered = nil
-	s.renderedTurns, s.tailStart, s.renderedLast = 0, 0, -1
+	s.renderedItems, s.tailStart = 0, 0
 	s.refresh()
 }
 

@@ -2,6 +2,7 @@ package fold
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/reinhq/rein/internal/record"
@@ -31,8 +32,16 @@ func editErr(format string, args ...any) error {
 
 // Frontier returns the context as items: the turns no residue covers and the outermost residues,
 // in id order. Withdrawn turns are not in it.
-func (s *State) Frontier() []Item {
-	items := make([]Item, 0, len(s.turns))
+//
+// The frontier is kept as records land (a new turn appends an item, an eviction replaces its run
+// with one residue item, a withdrawal cuts the tail), so reading it costs nothing and an edit
+// costs what it touches, not the length of the session. The slice is the state's own: read it,
+// do not modify or keep it past the next record.
+func (s *State) Frontier() []Item { return s.front[:len(s.front):len(s.front)] }
+
+// rebuildFront derives the frontier from the turn table (after an inheritance).
+func (s *State) rebuildFront() {
+	s.front = s.front[:0]
 	last := -1
 	for i := range s.turns {
 		t := &s.turns[i]
@@ -40,18 +49,16 @@ func (s *State) Frontier() []Item {
 			continue
 		}
 		if t.Under < 0 {
-			items = append(items, Item{From: t.ID, To: t.ID, Residue: -1, Turn: i})
+			s.front = append(s.front, Item{From: t.ID, To: t.ID, Residue: -1, Turn: i})
 			continue
 		}
-		o := t.Outer
-		if o == last {
+		if t.Outer == last {
 			continue
 		}
-		last = o
-		r := s.residues[o]
-		items = append(items, Item{From: r.From, To: r.To, Residue: o, Turn: -1})
+		last = t.Outer
+		r := s.residues[last]
+		s.front = append(s.front, Item{From: r.From, To: r.To, Residue: last, Turn: -1})
 	}
-	return items
 }
 
 // CheckEviction judges an eviction of the frontier run [from, to] with a note, as the model's
@@ -145,6 +152,10 @@ func (s *State) applyEviction(seq int64, b *record.Evicted) {
 		t.Under = k
 		t.Messages = nil
 	}
+	first := sort.Search(len(s.front), func(i int) bool { return s.front[i].From >= b.From })
+	last := sort.Search(len(s.front), func(i int) bool { return s.front[i].To > b.To })
+	s.front[first] = Item{From: b.From, To: b.To, Residue: k, Turn: -1}
+	s.front = append(s.front[:first+1], s.front[last:]...)
 	s.meta.UsageStale = true
 	s.invalidate()
 }
@@ -212,6 +223,7 @@ func (s *State) withdrawFrom(anchor int64) {
 			s.residues[i].Withdrawn = true
 		}
 	}
+	s.front = s.front[:sort.Search(len(s.front), func(i int) bool { return s.front[i].From >= anchor })]
 	s.phase = ReadyForUser
 	s.meta.UsageStale = true
 	s.invalidate()
@@ -224,6 +236,7 @@ func (s *State) clone() *State {
 	c.turns = append([]Turn(nil), s.turns...)
 	c.residues = append([]Residue(nil), s.residues...)
 	c.resMsgs = append([]record.Message(nil), s.resMsgs...)
+	c.front = append([]Item(nil), s.front...)
 	return &c
 }
 

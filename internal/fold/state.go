@@ -13,6 +13,7 @@ package fold
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/reinhq/rein/internal/record"
 )
@@ -110,9 +111,9 @@ type State struct {
 
 	// The rendered closed part of the frontier (see Context).
 	rendered      []record.Message
-	renderedTurns int // turn positions rendered into the closed part
-	tailStart     int // where the newest turn's messages begin in rendered
-	renderedLast  int // the last residue rendered into the closed part
+	renderedItems int    // frontier items rendered into the closed part
+	tailStart     int    // where the newest turn's messages begin in rendered
+	front         []Item // the frontier, kept as records land
 
 	owed      []string // call ids the newest assistant turn still owes, in call order
 	callNames map[string]string
@@ -125,8 +126,19 @@ type State struct {
 	meta     Meta
 	subs     map[string]*Submission
 	subOrder []string
-	stops    map[string]record.Stop // host Stop presses by operation id
-	edits    map[string]int64       // host context edits (evict, rewind, clear) by operation id → seq
+	stops    map[string]record.Stop         // host Stop presses by operation id
+	edits    map[string]int64               // host context edits (evict, rewind, clear) by operation id → seq
+	asked    []Approval                     // approvals asked of the person and not yet answered, in order
+	answers  map[string]record.Approval     // answers to approvals by operation id
+	models   map[string]record.ModelChanged // model switches by operation id
+}
+
+// Approval is a tool call waiting for the person's answer (permission mode ask).
+type Approval struct {
+	CallID string
+	Name   string
+	Args   string
+	Seq    int64 // the record that asked
 }
 
 // Meta is what the events say about the session's setup.
@@ -144,6 +156,9 @@ type Meta struct {
 	Op            string // the host operation that created the session
 	Parent        string // the session this one was forked or started from
 	Created       int64  // unix ms
+	// Chosen: a model_changed event chose Provider and Model (a person switched models), so a
+	// session reopened keeps them rather than its host's defaults.
+	Chosen bool
 }
 
 // Submission is the folded lifecycle of one host submission (DESIGN §12.2).
@@ -162,14 +177,15 @@ type Submission struct {
 // New returns the state of an empty session.
 func New() *State {
 	return &State{
-		renderedLast: -1,
-		index:        map[int64]int{},
-		callNames:    map[string]string{},
-		started:      map[string]bool{},
-		seen:         map[string]bool{},
-		subs:         map[string]*Submission{},
-		stops:        map[string]record.Stop{},
-		edits:        map[string]int64{},
+		index:     map[int64]int{},
+		callNames: map[string]string{},
+		started:   map[string]bool{},
+		seen:      map[string]bool{},
+		subs:      map[string]*Submission{},
+		stops:     map[string]record.Stop{},
+		edits:     map[string]int64{},
+		answers:   map[string]record.Approval{},
+		models:    map[string]record.ModelChanged{},
 	}
 }
 
@@ -388,6 +404,41 @@ func (s *State) EditByOp(op string) (int64, bool) {
 	return seq, ok
 }
 
+func (s *State) applyApproval(seq int64, b *record.Approval) {
+	s.asked = slices.DeleteFunc(s.asked, func(a Approval) bool { return a.CallID == b.CallID })
+	if b.State == record.ApprovalAsked {
+		s.asked = append(s.asked, Approval{CallID: b.CallID, Name: b.Name, Args: b.Args, Seq: seq})
+	}
+	if b.Op != "" {
+		s.answers[b.Op] = *b
+	}
+}
+
+// Approvals returns the tool calls waiting for the person's answer, oldest first.
+func (s *State) Approvals() []Approval { return slices.Clone(s.asked) }
+
+// Approval returns the pending approval of call id.
+func (s *State) Approval(callID string) (Approval, bool) {
+	for _, a := range s.asked {
+		if a.CallID == callID {
+			return a, true
+		}
+	}
+	return Approval{}, false
+}
+
+// ApprovalByOp returns the answer a host operation id recorded.
+func (s *State) ApprovalByOp(op string) (record.Approval, bool) {
+	v, ok := s.answers[op]
+	return v, ok
+}
+
+// ModelByOp returns the model switch a host operation id recorded.
+func (s *State) ModelByOp(op string) (record.ModelChanged, bool) {
+	v, ok := s.models[op]
+	return v, ok
+}
+
 // StopByOp returns the Stop recorded under a host operation id.
 func (s *State) StopByOp(op string) (record.Stop, bool) {
 	v, ok := s.stops[op]
@@ -430,10 +481,15 @@ func (s *State) applyEvent(r record.Record) {
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
 		s.meta.Resumes++
 	case *record.ModelChanged:
-		s.meta.Provider, s.meta.Model = b.Provider, b.Model
+		s.meta.Provider, s.meta.Model, s.meta.Chosen = b.Provider, b.Model, true
 		if b.ContextWindow > 0 {
 			s.meta.ContextWindow = b.ContextWindow
 		}
+		if b.Op != "" {
+			s.models[b.Op] = *b
+		}
+	case *record.Approval:
+		s.applyApproval(r.Seq, b)
 	case *record.ToolStarted:
 		for _, id := range s.owed {
 			if id == b.CallID {
@@ -443,6 +499,7 @@ func (s *State) applyEvent(r record.Record) {
 	case *record.Quiesced:
 		s.inFlight = false
 		s.parked = false
+		s.asked = nil // an approval its exchange ended without is no longer asked
 	case *record.Hold:
 		s.parked = true
 	case *record.Released:

@@ -242,6 +242,9 @@ func (s *State) addTurn(t Turn) {
 	t.Under, t.Outer = -1, -1
 	t.Bytes = messagesSize(t.Messages)
 	s.index[t.ID] = len(s.turns)
+	if !t.Withdrawn {
+		s.front = append(s.front, Item{From: t.ID, To: t.ID, Residue: -1, Turn: len(s.turns)})
+	}
 	s.turns = append(s.turns, t)
 	if t.ID > s.high {
 		s.high = t.ID
