@@ -67,6 +67,34 @@ are never reused. It does not undo what those turns did in the workspace.`,
 	}
 }
 
+func newClearCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "clear <session-id>",
+		Short: "Withdraw every turn from the context (they stay readable in the transcript)",
+		Long: `clear withdraws every turn from the context, so the next prompt starts afresh in the
+same session. The turns stay in the record and readable through the transcript tool;
+turn ids are never reused. It does not undo what those turns did in the workspace.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := openForEdit(args[0])
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			var owed bool
+			s.Read(func(st *fold.State) { owed = !st.IsReady() })
+			if owed {
+				return exitf(exitFailed, "cannot clear %s: tool results are owed; `rein resume %s` settles it first", s.ID(), s.ID())
+			}
+			if err := s.Commit(&record.Cleared{}); err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cleared the context of %s\n", s.ID())
+			return nil
+		},
+	}
+}
+
 func newEvictCmd() *cobra.Command {
 	var note string
 	cmd := &cobra.Command{

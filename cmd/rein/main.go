@@ -72,6 +72,6 @@ With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --prov
 		Version:       version,
 	}
 	root.AddCommand(newRunCmd(), newResumeCmd(), newSessionsCmd(), newShowCmd(), newDoctorCmd(), newSimCmd(),
-		newForkCmd(), newRewindCmd(), newEvictCmd(), newServeCmd(), newChatCmd())
+		newForkCmd(), newRewindCmd(), newEvictCmd(), newClearCmd(), newServeCmd(), newChatCmd())
 	return root
 }
