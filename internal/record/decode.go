@@ -607,6 +607,7 @@ func (p *ModelChanged) members() (f fields) {
 	f.add("provider", &p.Provider)
 	f.add("model", &p.Model)
 	f.add("context_window", &p.ContextWindow)
+	f.add("op", &p.Op)
 	return f
 }
 
@@ -649,6 +650,16 @@ func (p *Renamed) members() (f fields) {
 }
 
 func (p *Closed) members() (f fields) {
+	f.add("op", &p.Op)
+	return f
+}
+
+func (p *Approval) members() (f fields) {
+	f.add("call_id", &p.CallID)
+	f.add("name", &p.Name)
+	f.add("args", &p.Args)
+	f.add("state", &p.State)
+	f.add("by", &p.By)
 	f.add("op", &p.Op)
 	return f
 }

@@ -53,6 +53,7 @@ const (
 	KindStop           Kind = "stop"
 	KindRenamed        Kind = "renamed"
 	KindClosed         Kind = "closed"
+	KindApproval       Kind = "approval"
 )
 
 // Payload is the body of a record. Each payload type answers its own kind.
@@ -98,6 +99,7 @@ var kinds = map[Kind]struct {
 	KindStop:           {Event, func() Payload { return new(Stop) }},
 	KindRenamed:        {Event, func() Payload { return new(Renamed) }},
 	KindClosed:         {Event, func() Payload { return new(Closed) }},
+	KindApproval:       {Event, func() Payload { return new(Approval) }},
 }
 
 // ClassOf returns the class of a known kind, and false for an unknown one.
@@ -114,7 +116,7 @@ func Kinds() []Kind {
 		KindSessionStarted, KindSessionResumed, KindTurnStarted, KindUsage, KindProviderError,
 		KindRetryScheduled, KindToolStarted, KindToolFinished, KindCancelled, KindQuiesced,
 		KindRepaired, KindNudge, KindHold, KindReleased, KindModelChanged, KindPressure, KindFailure,
-		KindSubmission, KindStop, KindRenamed, KindClosed,
+		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval,
 	}
 }
 
@@ -341,11 +343,13 @@ type Hold struct{}
 // Released ends a hold.
 type Released struct{}
 
-// ModelChanged records a switch of provider or model.
+// ModelChanged records a switch of provider or model; Op is the host operation that asked for
+// it, when a person did.
 type ModelChanged struct {
 	Provider      string `json:"provider"`
 	Model         string `json:"model"`
 	ContextWindow int64  `json:"context_window,omitempty"`
+	Op            string `json:"op,omitempty"`
 }
 
 // Pressure records a context-pressure decision (a soft-line reminder or a hard-line eviction).
@@ -392,6 +396,26 @@ type Closed struct {
 	Op string `json:"op,omitempty"`
 }
 
+// Approval states.
+const (
+	ApprovalAsked   = "asked"
+	ApprovalAllowed = "allowed"
+	ApprovalDenied  = "denied"
+)
+
+// Approval records one step of a tool call the policy routed to the person (permission mode ask):
+// asked (Name and Args, a summary of the arguments, say what), then allowed or denied (By says
+// who answered, Op under which operation). An approval still asked when its exchange quiesces was
+// never answered: the call was not run.
+type Approval struct {
+	CallID string `json:"call_id"`
+	Name   string `json:"name,omitempty"`
+	Args   string `json:"args,omitempty"`
+	State  string `json:"state"`
+	By     string `json:"by,omitempty"`
+	Op     string `json:"op,omitempty"`
+}
+
 func (*SessionStarted) Kind() Kind { return KindSessionStarted }
 func (*SessionResumed) Kind() Kind { return KindSessionResumed }
 func (*TurnStarted) Kind() Kind    { return KindTurnStarted }
@@ -413,3 +437,4 @@ func (*Submission) Kind() Kind     { return KindSubmission }
 func (*Stop) Kind() Kind           { return KindStop }
 func (*Renamed) Kind() Kind        { return KindRenamed }
 func (*Closed) Kind() Kind         { return KindClosed }
+func (*Approval) Kind() Kind       { return KindApproval }

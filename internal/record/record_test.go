@@ -58,6 +58,7 @@ func samples() map[Kind]Payload {
 		KindStop:           &Stop{Op: "op2", Turn: 7},
 		KindRenamed:        &Renamed{Title: "t", Op: "op3"},
 		KindClosed:         &Closed{Op: "op4"},
+		KindApproval:       &Approval{CallID: "call_1", Name: "bash", Args: `{"command":"ls"}`, State: "denied", By: "user", Op: "op5"},
 	}
 }
 
