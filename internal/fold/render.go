@@ -164,8 +164,27 @@ func partSize(p record.Part) int64 {
 // strLen is the length of s as a JSON string, quotes included, escaped as encoding/json does with
 // HTML escaping off.
 func strLen(s string) int64 {
+	const (
+		ones  = 0x0101010101010101
+		highs = 0x8080808080808080
+	)
 	n := int64(2)
 	for i := 0; i < len(s); {
+		// Eight plain ASCII bytes at a time (no control byte, quote, backslash or high bit): the
+		// common case of tool output. Any flag sends the next byte to the exact path below.
+		for i+8 <= len(s) {
+			w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+				uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+			q, b := w^(ones*'"'), w^(ones*'\\')
+			if ((w-ones*0x20)&^w|(q-ones)&^q|(b-ones)&^b|w)&highs != 0 {
+				break
+			}
+			n += 8
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
