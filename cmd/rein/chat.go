@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/session"
@@ -144,16 +143,7 @@ func chatHost(cmd *cobra.Command, f runFlags) (base, token string, info *wiring,
 	h, err := host.Open(host.Config{
 		Root: root, Cwd: ws, Provider: wired.name, Model: wired.model, Window: wired.window, Version: version,
 		Session: session.Options{Redact: redactText}, Log: logw,
-		NewAgent: func(sess *session.Session) (*agent.Agent, error) {
-			runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
-			if err != nil {
-				return nil, err
-			}
-			return agent.New(agent.Config{
-				Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
-				System: systemPrompt(ws), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
-			}), nil
-		},
+		NewAgentFor: hostAgent(ws, wired, f),
 	})
 	if err != nil {
 		return fail(exitf(exitFailed, "cannot open the host: %v", err))

@@ -69,6 +69,30 @@ func serveToken(root string) (string, error) {
 	return tok, nil
 }
 
+// hostAgent builds each conversation's agent for a host (rein serve, rein chat): its own tools
+// (its own shell and working directory), the conversation's model, and the host's approver, which
+// puts the calls the policy asks about (--permission-mode ask) to the person.
+func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
+	return func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
+		if s.Provider != "" && s.Provider != wired.name {
+			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
+		}
+		runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+		if err != nil {
+			return nil, err
+		}
+		runner.Approver = s.Approver
+		model := s.Model
+		if model == "" {
+			model = wired.model
+		}
+		return agent.New(agent.Config{
+			Session: sess, Wire: wired.wire, Provider: wired.name, Model: model, MaxTokens: f.maxTokens,
+			System: systemPrompt(ws), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
+		}), nil
+	}
+}
+
 func serve(cmd *cobra.Command, f runFlags, addr string) error {
 	ws, err := workspace(f.cwd)
 	if err != nil {
@@ -92,18 +116,8 @@ func serve(cmd *cobra.Command, f runFlags, addr string) error {
 	}
 	h, err := host.Open(host.Config{
 		Root: root, Cwd: ws, Provider: wired.name, Model: wired.model, Window: wired.window, Version: version,
-		Session: session.Options{Redact: redactText},
-		NewAgent: func(sess *session.Session) (*agent.Agent, error) {
-			// Each conversation has its own tools: its own shell and working directory.
-			runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
-			if err != nil {
-				return nil, err
-			}
-			return agent.New(agent.Config{
-				Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
-				System: systemPrompt(ws), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
-			}), nil
-		},
+		Session:     session.Options{Redact: redactText},
+		NewAgentFor: hostAgent(ws, wired, f),
 	})
 	if err != nil {
 		return exitf(exitFailed, "cannot open the host: %v", err)

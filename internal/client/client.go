@@ -162,6 +162,27 @@ func (c *Client) StopOp(ctx context.Context, id, op string, turn int64) (host.St
 	return out, err
 }
 
+// Approve answers a tool call waiting for the person's approval (capability approvals.v1): allow
+// runs it, else it is refused. Keep op to retry the same answer; a call no one waits on any more
+// is refused not_found.
+func (c *Client) Approve(ctx context.Context, id, op, callID string, allow bool) (host.ApproveResult, error) {
+	var out host.ApproveResult
+	err := c.do(ctx, http.MethodPost, convPath(id, "/approve"), map[string]any{"op_id": op, "call_id": callID, "allow": allow}, &out)
+	return out, err
+}
+
+// SetModel switches a conversation to model, and provider when not empty (capability model.v1),
+// from its next exchange. It is refused busy while the conversation works.
+func (c *Client) SetModel(ctx context.Context, id, op, model, provider string) (host.ModelResult, error) {
+	body := map[string]any{"op_id": op, "model": model}
+	if provider != "" {
+		body["provider"] = provider
+	}
+	var out host.ModelResult
+	err := c.do(ctx, http.MethodPost, convPath(id, "/model"), body, &out)
+	return out, err
+}
+
 // Transcript returns the context as it would be sent, the survey, the turn index and the residues,
 // as the host encodes them.
 func (c *Client) Transcript(ctx context.Context, id string) (json.RawMessage, error) {

@@ -35,6 +35,9 @@ type Conv struct {
 	op      string          // the operation that created it, and the title it gave
 	opTitle string
 	known   bool // op and opTitle have been read
+	// waits are the tool calls waiting for the person's approval, by call id: each channel takes
+	// the answer (approve.go).
+	waits map[string]chan bool
 }
 
 // exchange is the running exchange of a conversation.
@@ -77,7 +80,7 @@ func (c *Conv) openLocked() error {
 	if err != nil {
 		return fmt.Errorf("open conversation %s: %w", c.id, err)
 	}
-	ag, err := c.h.cfg.NewAgent(sess)
+	ag, err := c.newAgent(sess)
 	if err != nil {
 		sess.Close()
 		return fmt.Errorf("open conversation %s: %w", c.id, err)

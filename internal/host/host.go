@@ -30,6 +30,7 @@ import (
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/tool"
 )
 
 // DefaultIdleAfter is how long a conversation with no work and no subscribers keeps its session
@@ -47,14 +48,28 @@ type Config struct {
 	// NewAgent builds the agent of a conversation's session (provider, tools, system prompt). It
 	// is called each time a resting conversation's session is reopened.
 	NewAgent func(sess *session.Session) (*agent.Agent, error)
-	Session  session.Options
-	Now      func() time.Time
+	// NewAgentFor, when set, is used instead of NewAgent: it builds the agent with the
+	// conversation's provider and model (a person may switch them: capability model.v1) and wires
+	// Setup.Approver into its tool runner, so the calls its policy asks about are put to the person
+	// through the host and wait for the answer (capability approvals.v1).
+	NewAgentFor func(sess *session.Session, s Setup) (*agent.Agent, error)
+	Session     session.Options
+	Now         func() time.Time
 	// IdleAfter is how long a conversation with no work and no subscribers keeps its session
 	// open before it rests; 0 means DefaultIdleAfter, a negative value keeps sessions open.
 	IdleAfter time.Duration
 	// Log receives the few things the host cannot answer to a caller: a record it skips at Open,
 	// a write that failed after its request was answered. Nil means os.Stderr.
 	Log io.Writer
+}
+
+// Setup is what NewAgentFor builds a conversation's agent with.
+type Setup struct {
+	Provider string // the conversation's provider: the host's, unless a person switched it
+	Model    string // the conversation's model
+	// Approver puts a call the tool policy routes to the person (permission mode ask) to the
+	// conversation's clients and waits for the answer, or for a Stop.
+	Approver tool.Approver
 }
 
 // Host is the set of conversations.
@@ -237,12 +252,13 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 			return nil, false, err
 		}
 	}
-	ag, err := h.cfg.NewAgent(sess)
+	c := &Conv{h: h, id: id, path: sess.Path(), op: op, opTitle: title, known: true}
+	ag, err := c.newAgent(sess)
 	if err != nil {
 		sess.Close()
 		return nil, false, err
 	}
-	c := &Conv{h: h, id: id, path: sess.Path(), sess: sess, ag: ag, op: op, opTitle: title, known: true}
+	c.sess, c.ag = sess, ag
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.restLocked()

@@ -80,6 +80,7 @@ func (s *Server) routes() {
 	api("GET /api/conversations/{id}/events", s.events)
 	api("GET /api/conversations/{id}/transcript", s.transcript)
 	s.editRoutes()
+	s.approveRoutes()
 	s.mux.Handle("/api/", s.guard(func(w http.ResponseWriter, r *http.Request) error {
 		return errf("not_found", "no such endpoint: %s %s (docs/api.md lists them)", r.Method, r.URL.Path)
 	}))
@@ -209,7 +210,12 @@ func fieldsOf(v any) string {
 }
 
 func (s *Server) capabilities(w http.ResponseWriter, r *http.Request) error {
-	writeJSON(w, 200, map[string]any{"version": s.h.cfg.Version, "capabilities": Capabilities})
+	caps := Capabilities
+	if s.h.cfg.NewAgentFor != nil {
+		// The agents this host builds take an approver and a model: approvals and model switches.
+		caps = append(caps[:len(caps):len(caps)], "approvals.v1", "model.v1")
+	}
+	writeJSON(w, 200, map[string]any{"version": s.h.cfg.Version, "capabilities": caps})
 	return nil
 }
 

@@ -40,6 +40,7 @@ type rigOptions struct {
 	simDelay  time.Duration
 	simLog    int  // keep only this many simulator requests (0: all)
 	bash      bool // offer the bash tool in a temporary workspace
+	ask       bool // with bash: permission mode ask, every call put to the person through the host
 	idleAfter time.Duration
 	noCheck   bool // skip the end-of-test record checks
 	quiet     bool // keep host log lines out of the test log
@@ -101,8 +102,11 @@ func (r *rig) config() host.Config {
 	return host.Config{
 		Root: r.root, Cwd: r.ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test",
 		IdleAfter: r.opts.idleAfter, Log: log,
-		NewAgent: func(sess *session.Session) (*agent.Agent, error) {
-			cfg := agent.Config{Session: sess, Wire: wire, Provider: "sim", Model: sim.DefaultModel, MaxTokens: 1024,
+		NewAgentFor: func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
+			if s.Provider != "sim" {
+				return nil, fmt.Errorf("this host talks to provider sim, not %s", s.Provider)
+			}
+			cfg := agent.Config{Session: sess, Wire: wire, Provider: "sim", Model: s.Model, MaxTokens: 1024,
 				System: "You are under test.", Window: 200_000}
 			if r.opts.bash {
 				sh, err := shell.New(r.ws, shell.Options{Grace: 200 * time.Millisecond})
@@ -113,7 +117,11 @@ func (r *rig) config() host.Config {
 				if err != nil {
 					return nil, err
 				}
-				cfg.Runner = &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: tool.ModeWorkspace}}
+				mode := tool.ModeWorkspace
+				if r.opts.ask {
+					mode = tool.ModeAsk
+				}
+				cfg.Runner = &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: mode}, Approver: s.Approver}
 			}
 			return agent.New(cfg), nil
 		},

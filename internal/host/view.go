@@ -15,7 +15,17 @@ type State struct {
 	Turn        int64         `json:"turn"`
 	Working     bool          `json:"working"`
 	Submissions []SubmissionV `json:"submissions"`
-	Seq         int64         `json:"seq"`
+	// Approvals are the tool calls waiting for the person's answer (permission mode ask).
+	Approvals []ApprovalV `json:"approvals"`
+	Seq       int64       `json:"seq"`
+}
+
+// ApprovalV is a tool call waiting for the person's approval, as clients see it: answer it with
+// POST /api/conversations/{id}/approve.
+type ApprovalV struct {
+	CallID string `json:"call_id"`
+	Name   string `json:"name"`
+	Args   string `json:"args"`
 }
 
 // SubmissionV is a submission not yet terminal, as clients see it.
@@ -46,7 +56,10 @@ func Working(s State) bool {
 
 // StateOf folds a session's state into the published conversation state.
 func StateOf(st *fold.State) State {
-	s := State{Phase: st.Phase().String(), InFlight: st.InFlight(), Seq: st.Seq(), Submissions: []SubmissionV{}}
+	s := State{Phase: st.Phase().String(), InFlight: st.InFlight(), Seq: st.Seq(), Submissions: []SubmissionV{}, Approvals: []ApprovalV{}}
+	for _, a := range st.Approvals() {
+		s.Approvals = append(s.Approvals, ApprovalV{CallID: a.CallID, Name: a.Name, Args: a.Args})
+	}
 	if s.InFlight {
 		s.Turn = st.Newest()
 	}
@@ -91,7 +104,7 @@ func viewOf(id string, st *fold.State) View {
 // submission is open, as nothing rests that has work.
 func (r Row) view() View {
 	return View{ID: r.ID, Title: r.Title, Closed: r.Closed, Created: stamp(r.Created), Updated: stampNano(r.Updated),
-		State:   State{Phase: r.Phase, Working: r.Working, Submissions: []SubmissionV{}, Seq: r.Seq},
+		State:   State{Phase: r.Phase, Working: r.Working, Submissions: []SubmissionV{}, Approvals: []ApprovalV{}, Seq: r.Seq},
 		created: r.Created, updated: r.Updated}
 }
 

@@ -142,9 +142,16 @@ func (h *ClientHost) Fork(ctx context.Context, id, op string, at int64) (host.Vi
 	return a.Conversation, err
 }
 
-// SetModel implements Editor: no host has a model endpoint yet (capability model.v1).
+// SetModel implements Editor (capability model.v1).
 func (h *ClientHost) SetModel(ctx context.Context, id, op, model string) (host.View, error) {
-	return host.View{}, ErrUnsupported
+	res, err := h.c.SetModel(ctx, id, op, model, "")
+	return res.Conversation, err
+}
+
+// Approve implements Approvals (capability approvals.v1).
+func (h *ClientHost) Approve(ctx context.Context, id, op, callID string, allow bool) error {
+	_, err := h.c.Approve(ctx, id, op, callID, allow)
+	return err
 }
 
 // post makes one of the edit calls the client does not have yet.

@@ -116,6 +116,11 @@ func (f *fakeHost) SetModel(ctx context.Context, id, op, model string) (host.Vie
 	return host.View{}, ErrUnsupported
 }
 
+func (f *fakeHost) Approve(ctx context.Context, id, op, callID string, allow bool) error {
+	f.log("approve %s %s %s %v", id, op, callID, allow)
+	return nil
+}
+
 // hostOnly hides a fake's Editor methods: a client with no edit calls.
 type hostOnly struct{ Host }
 

@@ -38,11 +38,18 @@ type Editor interface {
 
 // The capabilities the chat looks for.
 const (
-	CapQueue = "queue.v1"
-	CapEdits = "context-edits.v1" // evict, rewind, clear
-	CapFork  = "fork.v1"
-	CapModel = "model.v1" // POST /api/conversations/{id}/model; no host has it yet
+	CapQueue     = "queue.v1"
+	CapEdits     = "context-edits.v1" // evict, rewind, clear
+	CapFork      = "fork.v1"
+	CapModel     = "model.v1"     // POST /api/conversations/{id}/model
+	CapApprovals = "approvals.v1" // POST /api/conversations/{id}/approve
 )
+
+// Approvals is the optional part of a host that answers the tool calls waiting for the person's
+// approval (permission mode ask; capability CapApprovals).
+type Approvals interface {
+	Approve(ctx context.Context, id, op, callID string, allow bool) error
+}
 
 // ErrUnsupported is what an Editor method answers when the client it wraps cannot make the call.
 var ErrUnsupported = errors.New("not supported by this host")
@@ -110,6 +117,7 @@ var payloads = map[string]func() any{
 	string(record.KindStop):             func() any { return new(record.Stop) },
 	string(record.KindRenamed):          func() any { return new(record.Renamed) },
 	string(record.KindClosed):           func() any { return new(record.Closed) },
+	string(record.KindApproval):         func() any { return new(record.Approval) },
 }
 
 // decodePayload decodes a record event's payload into its record type, or nil for a kind the

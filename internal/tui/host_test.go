@@ -33,7 +33,7 @@ import (
 const testToken = "tui-test-token-0123456789abcdef0123456789"
 
 // realHost serves a host over HTTP and returns the chat's view of it.
-func realHost(t *testing.T, script string) (*ClientHost, *host.Host) {
+func realHost(t *testing.T, script string, mode ...tool.Mode) (*ClientHost, *host.Host) {
 	t.Helper()
 	root, ws := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("hello\n"), 0o644); err != nil {
@@ -53,7 +53,7 @@ func realHost(t *testing.T, script string) (*ClientHost, *host.Host) {
 	wire := simWire{model}
 	h, err := host.Open(host.Config{
 		Root: root, Cwd: ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test", Log: io.Discard,
-		NewAgent: func(sess *session.Session) (*agent.Agent, error) {
+		NewAgentFor: func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 			sh, err := shell.New(ws, shell.Options{Grace: 200 * time.Millisecond})
 			if err != nil {
 				return nil, err
@@ -62,8 +62,12 @@ func realHost(t *testing.T, script string) (*ClientHost, *host.Host) {
 			if err != nil {
 				return nil, err
 			}
-			return agent.New(agent.Config{Session: sess, Wire: wire, Provider: "sim", Model: sim.DefaultModel, MaxTokens: 1024,
-				System: "You are under test.", Window: 200_000, Runner: &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: tool.ModeWorkspace}}}), nil
+			pol := tool.Policy{Mode: tool.ModeWorkspace}
+			if len(mode) > 0 {
+				pol.Mode = mode[0]
+			}
+			return agent.New(agent.Config{Session: sess, Wire: wire, Provider: "sim", Model: s.Model, MaxTokens: 1024,
+				System: "You are under test.", Window: 200_000, Runner: &tool.Runner{Tools: reg, Policy: pol, Approver: s.Approver}}), nil
 		},
 	})
 	if err != nil {
@@ -206,4 +210,31 @@ func TestStartupInProcess(t *testing.T) {
 	r := func(d time.Duration) time.Duration { return d.Round(10 * time.Microsecond) }
 	t.Logf("in-process start to first prompt frame, 10 runs: p50 %v (min %v, max %v), of which the host (simulator, host.Open, HTTP server): p50 %v",
 		r(ds[5]), r(ds[0]), r(ds[9]), r(hs[5]))
+}
+
+func TestRealHostApprovalAndModel(t *testing.T) {
+	ch, _ := realHost(t, `{"steps":[
+		{"text":"Let me look.","tool_calls":[{"name":"bash","arguments":{"command":"cat notes.txt"}}]},
+		{"text":"It says hello."},
+		{"text":"Now on the other model."}
+	]}`, tool.ModeAsk)
+	d := newDriver(t, ch, Options{})
+	d.until("capabilities", func() bool { return d.m.capsKnown })
+	if !d.m.caps[CapApprovals] || !d.m.caps[CapModel] {
+		t.Fatalf("the host does not advertise %s and %s: %v", CapApprovals, CapModel, d.m.caps)
+	}
+	d.typ("what do the notes say?")
+	d.press("enter")
+	d.waitScreen("⚠ bash asks to run: cat notes.txt")
+	d.typ("y")
+	d.waitScreen("✓ allowed bash")
+	d.waitScreen("● It says hello.")
+	d.until("ready", func() bool { return !d.m.working() })
+
+	slashCmd(d, "/model sim-2")
+	d.waitScreen("model: sim sim-2")
+	d.until("the status line", func() bool { return d.m.model == "sim-2" })
+	d.typ("and now?")
+	d.press("enter")
+	d.waitScreen("● Now on the other model.")
 }

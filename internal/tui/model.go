@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,7 +40,8 @@ type Options struct {
 // that send.
 type Model struct {
 	host Host
-	edit Editor // nil when the client has no edit calls
+	edit Editor    // nil when the client has no edit calls
+	appr Approvals // nil when the client cannot answer approvals
 	opt  Options
 	ctx  context.Context
 
@@ -80,6 +82,8 @@ type Model struct {
 	busy     bool   // a mutation is in flight
 	inflight opKind // which
 
+	answering map[string]bool // approvals this client answered, until the state drops them
+
 	picker *picker
 	armed  bool   // a Ctrl-C with nothing running: the next one quits
 	flash  string // a one-line hint under the composer, cleared by the next key
@@ -107,6 +111,7 @@ func New(h Host, opt Options) *Model {
 	}
 	m := &Model{host: h, opt: opt, ctx: opt.Context, provider: opt.Provider, model: opt.Model, window: opt.Window}
 	m.edit, _ = h.(Editor)
+	m.appr, _ = h.(Approvals)
 	m.sb.reset()
 	m.composer = newComposer()
 	m.width, m.height = 80, 24
@@ -202,6 +207,11 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	m.flash = ""
 	if m.picker != nil {
 		return m.pickerKey(s)
+	}
+	// A tool call waiting for the person's approval is answered with a key, unless a message is
+	// being typed; Esc still stops.
+	if a, ok := m.awaiting(); ok && (s == "y" || s == "n") && m.composer.Value() == "" {
+		return m.answer(a, s == "y")
 	}
 	switch s {
 	case "ctrl+c":
@@ -340,6 +350,9 @@ func (m *Model) stop() tea.Cmd {
 	var back []string
 	kept := m.queue[:0]
 	for _, o := range m.queue {
+		if o.kind == opApprove {
+			continue // the Stop ends the wait: an answer not yet sent has nothing to answer
+		}
 		if o.kind == opSend || o.kind == opCreate {
 			if o.kind == opSend {
 				back = append(back, o.text)
@@ -446,6 +459,7 @@ func (m *Model) apply(ev *Event) {
 	// opened with stays: a replayed exchange is not a running one.
 	if ev.State != nil && ev.Seq >= m.base {
 		m.state = *ev.State
+		m.forgetAnswered()
 	}
 	p := decodePayload(ev.Kind, ev.Payload)
 	m.meta(p, ev.Seq <= m.base)
@@ -500,6 +514,42 @@ func (m *Model) meta(p any, replayed bool) {
 	case *record.Submission:
 		if b.Op != "" || b.State != host.Accepted {
 			m.seen(b)
+		}
+	}
+}
+
+// awaiting returns the oldest tool call waiting for the person's approval that this client has
+// not answered yet.
+func (m *Model) awaiting() (host.ApprovalV, bool) {
+	for _, a := range m.state.Approvals {
+		if !m.answering[a.CallID] {
+			return a, true
+		}
+	}
+	return host.ApprovalV{}, false
+}
+
+// answer allows or denies a call waiting for approval.
+func (m *Model) answer(a host.ApprovalV, allow bool) tea.Cmd {
+	if m.appr == nil || !m.caps[CapApprovals] {
+		m.sb.notice(warn, "this host cannot take an answer to %s (it does not advertise %s)", a.Name, CapApprovals)
+		return nil
+	}
+	if m.answering == nil {
+		m.answering = map[string]bool{}
+	}
+	m.answering[a.CallID] = true
+	ap, opID, callID := m.appr, m.opt.NewOp(), a.CallID
+	return m.enqueue(op{kind: opApprove, run: func(ctx context.Context, conv string) tea.Msg {
+		return approvedMsg{callID, allow, ap.Approve(ctx, conv, opID, callID, allow)}
+	}})
+}
+
+// forgetAnswered drops the answers the published state no longer waits on.
+func (m *Model) forgetAnswered() {
+	for id := range m.answering {
+		if !slices.ContainsFunc(m.state.Approvals, func(a host.ApprovalV) bool { return a.CallID == id }) {
+			delete(m.answering, id)
 		}
 	}
 }

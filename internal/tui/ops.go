@@ -26,6 +26,7 @@ const (
 	opEdit
 	opFork
 	opModel
+	opApprove
 )
 
 // op is one mutation waiting its turn. run is given the conversation as it is when the op
@@ -87,6 +88,11 @@ type (
 	modelSetMsg struct {
 		view host.View
 		err  error
+	}
+	approvedMsg struct {
+		callID string
+		allow  bool
+		err    error
 	}
 	listMsg struct {
 		purpose listPurpose
@@ -373,6 +379,11 @@ func (m *Model) answered(msg tea.Msg) tea.Cmd {
 	case modelSetMsg:
 		if msg.err != nil {
 			m.sb.notice(bad, "model change refused: %v", say(msg.err))
+		}
+	case approvedMsg:
+		if msg.err != nil {
+			delete(m.answering, msg.callID)
+			m.sb.notice(bad, "the answer to %s was refused: %v", msg.callID, say(msg.err))
 		}
 	case listMsg:
 		return m.listed(msg)

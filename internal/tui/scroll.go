@@ -271,6 +271,17 @@ func (s *scrollback) event(p any) {
 		s.notice(dim, "context pressure (%s line): %s of %s tokens", b.Line, compact(b.Used), compact(b.Window))
 	case *record.ModelChanged:
 		s.notice(dim, "model: %s %s", b.Provider, b.Model)
+	case *record.Approval:
+		name := b.Name
+		if e := s.calls[b.CallID]; e != nil && e.call != nil {
+			name = e.call.name
+		}
+		switch b.State {
+		case record.ApprovalAllowed:
+			s.notice(dim, "✓ allowed %s", name)
+		case record.ApprovalDenied:
+			s.notice(warn, "✗ denied %s", name)
+		}
 	case *record.Hold:
 		s.notice(dim, "the agent is on hold")
 	case *record.Released:

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -92,7 +94,37 @@ func (m *Model) pending(width int) []string {
 			out = append(out, sty.dim.Render(ansi.Strip(l)))
 		}
 	}
+	if a, ok := m.awaiting(); ok {
+		head := fmt.Sprintf("⚠ %s asks to run: %s", a.Name, argsLine(a.Args))
+		out = append(out, sty.warn.Render(ansi.Truncate(head, max(width-1, 8), "…")))
+		hint := "  y allow · n deny · Esc stop"
+		n := -1
+		for _, w := range m.state.Approvals {
+			if !m.answering[w.CallID] {
+				n++
+			}
+		}
+		if n > 0 {
+			hint += fmt.Sprintf(" · %d more waiting", n)
+		}
+		out = append(out, sty.dim.Render(hint))
+	}
 	return out
+}
+
+// argsLine is a call's arguments on one line: a command as it is, else compact JSON.
+func argsLine(args string) string {
+	var v map[string]any
+	if json.Unmarshal([]byte(args), &v) == nil {
+		if c, ok := v["command"].(string); ok && c != "" {
+			return strings.Join(strings.Fields(c), " ")
+		}
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(args)) == nil {
+		return b.String()
+	}
+	return strings.Join(strings.Fields(args), " ")
 }
 
 // visible returns n lines of the scrollback, skip lines up from its bottom, and how many lines
@@ -230,7 +262,10 @@ var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "
 func (m *Model) status(w int) string {
 	var left []string
 	now := m.opt.Now()
-	if m.working() {
+	a, asking := m.awaiting()
+	if asking {
+		left = append(left, sty.warn.Render("⚠ approve "+a.Name+"?"))
+	} else if m.working() {
 		frame := 0
 		if !m.workingSince.IsZero() {
 			frame = int(now.Sub(m.workingSince) / tickEvery)
@@ -262,6 +297,8 @@ func (m *Model) status(w int) string {
 	switch {
 	case m.flash != "":
 		right = m.flash
+	case asking:
+		right = "y allow · n deny · Esc stop"
 	case m.working():
 		right = "Esc stop"
 	case m.conv != "":
