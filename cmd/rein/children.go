@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
-	"github.com/reinhq/rein/internal/fsys"
-	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 )
@@ -23,12 +21,6 @@ func spawner(ws string, wired *wiring, f runFlags) agent.Spawner {
 			var err error
 			if inh, err = ps.Inheritance(0); err != nil {
 				return nil, err
-			}
-			// Refuse to fork from a parent whose rows cannot be read back.
-			for _, row := range inh.Rows {
-				if _, err := journal.ReadPointer(fsys.OS{}, row.Pointer); err != nil {
-					return nil, err
-				}
 			}
 		}
 		id := session.NewID(time.Now())

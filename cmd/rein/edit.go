@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/fsys"
-	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/spf13/cobra"
@@ -146,12 +144,6 @@ func newForkCmd() *cobra.Command {
 			inh, err := parent.Inheritance(at)
 			if err != nil {
 				return exitf(exitFailed, "cannot fork: %v", err)
-			}
-			// Refuse to fork from a parent whose rows cannot be read back.
-			for _, row := range inh.Rows {
-				if _, err := journal.ReadPointer(fsys.OS{}, row.Pointer); err != nil && row.Pointer.File != "" {
-					return exitf(exitFailed, "cannot fork: turn %d cannot be read back: %v", row.Turn, err)
-				}
 			}
 			var meta fold.Meta
 			parent.Read(func(st *fold.State) { meta = st.Meta() })

@@ -1,12 +1,9 @@
 package host
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/fsys"
-	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -97,11 +94,6 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 	parent.mu.Unlock()
 	if err != nil {
 		return nil, false, errf("bad_request", "cannot fork: %v", err)
-	}
-	for _, row := range inh.Rows {
-		if _, err := journal.ReadPointer(fsys.OS{}, row.Pointer); err != nil {
-			return nil, false, fmt.Errorf("cannot fork: turn %d of the parent cannot be read back: %w", row.Turn, err)
-		}
 	}
 	if title != "" {
 		title = "fork of " + title

@@ -73,10 +73,24 @@ func ReadPointer(fs fsys.FS, p record.Pointer) ([]record.Message, error) {
 }
 
 // Inheritance builds the first record of a child forked from this session at turn at (0: all).
+// It reads every inherited row back through its digest-checked pointer first, outside the lock,
+// and refuses to fork from a parent it cannot read (DESIGN §4.5).
 func (s *Session) Inheritance(at int64) (*record.Inherited, error) {
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.st.Inheritance(s.id, at, s.pointerLocked)
+	inh, err := s.st.Inheritance(s.id, at, s.pointerLocked)
+	s.mu.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range inh.Rows {
+		if len(row.Pointer.Loci) == 0 {
+			continue
+		}
+		if _, err := journal.ReadPointer(s.opts.FS, row.Pointer); err != nil {
+			return nil, fmt.Errorf("turn %d of the parent cannot be read back: %w", row.Turn, err)
+		}
+	}
+	return inh, nil
 }
 
 // RecordsAfter reads back every record after sequence number after, from the file, for a client
