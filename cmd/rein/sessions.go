@@ -125,6 +125,14 @@ func listSessions(out io.Writer, entries []session.Entry, asJSON bool) error {
 					}
 				}
 			}
+			if row.Title == "" {
+				for _, t := range st.Turns() {
+					if t.Role == record.User {
+						row.Title = "fork: " + t.Label
+						break
+					}
+				}
+			}
 		}
 		rows = append(rows, row)
 	}
