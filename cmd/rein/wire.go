@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -188,4 +187,3 @@ func contextWindow(model string) int64 {
 	return 128_000
 }
 
-var _ = os.Getenv
