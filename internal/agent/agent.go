@@ -68,6 +68,8 @@ type Agent struct {
 	mu       sync.Mutex
 	pending  []Steer // steering waiting for the next turn boundary
 	reminded bool    // a soft-line reminder was given in this excursion
+	// preStarted is the call whose tool_started was committed with its assistant message.
+	preStarted string
 	// edited is the context as the running tool batch's evictions will leave it once its results
 	// are recorded, or nil when the batch has made none. The context door judges each eviction
 	// against it, in the order the fold will apply them.
@@ -420,14 +422,21 @@ func (a *Agent) commitReply(reply provider.Reply, stopped bool) (fold.Verdict, [
 		model = a.cfg.Model
 	}
 	ps = append(ps, &record.AssistantMessage{Turn: turn, Parts: parts, StopReason: stop, Model: model, Usage: reply.Usage})
-	if err := a.sess.Append(ps...); err != nil {
-		return verdict, nil, err
-	}
 	var calls []tool.Call
 	for _, p := range parts {
 		if p.Type == record.PartToolCall {
 			calls = append(calls, tool.Call{ID: p.CallID, Name: p.Name, Args: p.Args})
 		}
+	}
+	// The first call's tool_started goes out with the message that makes it: one fsync for both,
+	// and it is durable before the call runs, as quiesce needs (DESIGN §3.3, §7).
+	a.preStarted = ""
+	if len(calls) > 0 && !stopped {
+		ps = append(ps, &record.ToolStarted{CallID: calls[0].ID, Name: calls[0].Name})
+		a.preStarted = calls[0].ID
+	}
+	if err := a.sess.Commit(ps...); err != nil {
+		return verdict, nil, err
 	}
 	return verdict, calls, nil
 }

@@ -34,8 +34,10 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 				Content: fold.WithTrailer(c.Name+" was not executed: the session was stopped before it started.", turn)})
 			continue
 		}
-		if err := a.sess.Commit(&record.ToolStarted{CallID: c.ID, Name: c.Name}); err != nil {
-			return err
+		if c.ID != a.preStarted {
+			if err := a.sess.Commit(&record.ToolStarted{CallID: c.ID, Name: c.Name}); err != nil {
+				return err
+			}
 		}
 		a.sess.Publish(session.Live{Kind: "tool_start", CallID: c.ID, Name: c.Name, Text: string(c.Args)})
 		start := a.cfg.Now()

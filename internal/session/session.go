@@ -161,10 +161,45 @@ func (s *Session) write(syncAll bool, ps []record.Payload) error {
 	if s.failed != nil {
 		return fmt.Errorf("%w: %v", ErrFailed, s.failed)
 	}
+	// Written records wait here until they are applied. A protocol record is applied only after
+	// a sync; the events that follow it in the same call are written before that sync, so a
+	// protocol record and its events (an assistant message and its first tool_started) cost one
+	// fsync. Events never depend on what they follow; the next protocol record does, so it waits
+	// for the pending ones to be applied.
+	type written struct {
+		r   record.Record
+		loc record.Locus
+	}
+	var pending []written
 	var applied []record.Record
+	protocolPending := false
+	apply := func(sync bool) error {
+		if sync {
+			if err := s.w.Sync(); err != nil {
+				return s.fail(err)
+			}
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, w := range pending {
+			if err := s.st.Step(w.r); err != nil {
+				return s.fail(err)
+			}
+			s.loci = append(s.loci, w.loc)
+			applied = append(applied, w.r)
+		}
+		pending, protocolPending = pending[:0], false
+		return nil
+	}
 	for _, p := range ps {
 		p = s.redact(p)
-		seq := s.st.Seq() + 1
+		class, _ := record.ClassOf(p.Kind())
+		if class == record.Protocol && len(pending) > 0 {
+			if err := apply(protocolPending); err != nil {
+				return err
+			}
+		}
+		seq := s.st.Seq() + 1 + int64(len(pending))
 		line, err := record.Encode(record.Record{Seq: seq, Time: s.opts.Now().UnixMilli(), Body: p})
 		if err != nil {
 			return s.fail(err)
@@ -176,31 +211,26 @@ func (s *Session) write(syncAll bool, ps []record.Payload) error {
 		if err != nil {
 			return s.fail(fmt.Errorf("a record does not survive its own encoding (a harness bug): %w", err))
 		}
-		if err := s.st.Judge(r); err != nil {
-			return s.fail(fmt.Errorf("the fold refused a live record (a harness bug): %w", err))
+		if len(pending) == 0 {
+			if err := s.st.Judge(r); err != nil {
+				return s.fail(fmt.Errorf("the fold refused a live record (a harness bug): %w", err))
+			}
 		}
 		loc, err := s.w.Append(line)
 		if err != nil {
 			return s.fail(err)
 		}
-		if r.Class() == record.Protocol {
-			if err := s.w.Sync(); err != nil {
-				return s.fail(err)
+		pending = append(pending, written{r, loc})
+		if class == record.Protocol {
+			protocolPending = true
+		} else if !protocolPending {
+			if err := apply(false); err != nil {
+				return err
 			}
 		}
-		s.mu.Lock()
-		err = s.st.Step(r)
-		s.loci = append(s.loci, loc)
-		s.mu.Unlock()
-		if err != nil {
-			return s.fail(err)
-		}
-		applied = append(applied, r)
 	}
-	if syncAll {
-		if err := s.w.Sync(); err != nil {
-			return s.fail(err)
-		}
+	if err := apply(protocolPending || syncAll); err != nil {
+		return err
 	}
 	for i := range applied {
 		s.publish(Update{Record: &applied[i]})

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,6 +68,121 @@ func TestWebChat(t *testing.T) {
 	t.Run("ToolCallsOutcomesAndResidue", func(t *testing.T) { testToolsAndResidue(t, browser) })
 	t.Run("RetryAfterHostRestart", func(t *testing.T) { testRetryAfterRestart(t, browser) })
 	t.Run("ListRenameNewAndPhone", func(t *testing.T) { testListAndPhone(t, browser) })
+	t.Run("ApprovalAllowRunsTheCall", func(t *testing.T) { testApprovalAllow(t, browser) })
+	t.Run("ApprovalDenyRefusesTheCall", func(t *testing.T) { testApprovalDeny(t, browser) })
+	t.Run("StopEndsTheApprovalWait", func(t *testing.T) { testApprovalStop(t, browser) })
+	t.Run("EvictAndForkFromThePanel", func(t *testing.T) { testEvictAndFork(t, browser) })
+}
+
+// approvalShown is a script that is true when one call waits for approval, shown both inline in
+// the timeline and above the composer, with its tool name and summary, and Stop is there.
+func approvalShown(name, summary string) string {
+	return `const b = document.querySelector('#approvals .approval[data-state="waiting"]'); const i = document.querySelector('.timeline .approval[data-state="waiting"]');
+		return vis("#approvals") && vis("#stop") && !!b && !!i && b.dataset.call === i.dataset.call && document.querySelectorAll("#approvals .approval").length === 1 &&
+			[b, i].every((x) => x.querySelector(".tool-name").textContent === ` + jsString(name) + ` && x.querySelector(".approval-summary").textContent === ` + jsString(summary) + ` && !x.querySelector(".allow").disabled && !x.querySelector(".deny").disabled)`
+}
+
+// approvals counts the approval records answered state by the person.
+func (r *rig) approvals(state string) int {
+	return r.count(record.KindApproval, func(rec record.Record) bool {
+		a := rec.Body.(*record.Approval)
+		return a.State == state && a.By == string(record.ByUser)
+	})
+}
+
+// testApprovalAllow: in permission mode ask a bash call waits for the person; its Allow button,
+// reached with the keyboard, runs it, and the timeline keeps the answer.
+func testApprovalAllow(t *testing.T, browser context.Context) {
+	r := newRigMode(t, browser, `[{"text":"I will run it.","tool_calls":[{"name":"bash","arguments":{"command":"echo approved-run"}}]},{"text":"Ran it."}]`, tool.ModeAsk)
+	r.open()
+	r.do(chromedp.SendKeys(chromedp.ID("input"), "run it"+kb.Enter))
+	r.wait("the call waiting for approval", approvalShown("bash", "echo approved-run"))
+	if a := r.view().State.Approvals; len(a) != 1 || a[0].Name != "bash" {
+		t.Fatalf("the host's state lists %+v waiting, want the one bash call", a)
+	}
+	r.do(chromedp.Focus(chromedp.CSS(`#approvals .approval .allow`)), chromedp.KeyEvent(kb.Enter))
+	r.wait("the call run, the answer kept inline", `const c = document.querySelector('.tool[data-outcome="ok"] .tool-output'); const i = document.querySelector(".timeline .approval");
+		return !!c && !c.hidden && c.textContent.includes("approved-run") && i.dataset.state === "allowed" && i.querySelector(".approval-status").textContent === "allowed" && !vis(".timeline .approval .allow") && !vis("#approvals")`)
+	r.wait("the reply", `return [...document.querySelectorAll(".msg.assistant")].some((m) => m.textContent.includes("Ran it.")) && vis("#send") && !vis("#stop")`)
+	if n := r.approvals(record.ApprovalAllowed); n != 1 {
+		t.Errorf("%d allowed answers recorded, want 1", n)
+	}
+}
+
+// testApprovalDeny: Deny, pressed inline in the timeline, refuses the call: its card reads denied,
+// nothing ran, and the model goes on.
+func testApprovalDeny(t *testing.T, browser context.Context) {
+	r := newRigMode(t, browser, `[{"tool_calls":[{"name":"bash","arguments":{"command":"touch never-made"}}]},{"text":"Understood, I will not."}]`, tool.ModeAsk)
+	r.open()
+	r.do(chromedp.SendKeys(chromedp.ID("input"), "make a file"+kb.Enter))
+	r.wait("the call waiting for approval", approvalShown("bash", "touch never-made"))
+	r.do(chromedp.Click(chromedp.CSS(`.timeline .approval .deny`)))
+	r.wait("the denied card and answer", `const c = document.querySelector('.tool[data-call]'); const i = document.querySelector(".timeline .approval");
+		return !!c && c.dataset.outcome === "denied" && c.querySelector(".outcome").textContent === "denied" && i.dataset.state === "denied" && i.querySelector(".approval-status").textContent === "denied" && !vis("#approvals")`)
+	r.wait("the reply", `return [...document.querySelectorAll(".msg.assistant")].some((m) => m.textContent.includes("Understood, I will not.")) && vis("#send")`)
+	if _, err := os.Stat(filepath.Join(r.cfg.Cwd, "never-made")); err == nil {
+		t.Errorf("the denied call ran")
+	}
+	if n := r.approvals(record.ApprovalDenied); n != 1 {
+		t.Errorf("%d denied answers recorded, want 1", n)
+	}
+}
+
+// testApprovalStop: Stop ends the wait: the call is not executed and its buttons go.
+func testApprovalStop(t *testing.T, browser context.Context) {
+	r := newRigMode(t, browser, `[{"tool_calls":[{"name":"bash","arguments":{"command":"echo never-run"}}]},{"text":"never played"}]`, tool.ModeAsk)
+	r.open()
+	r.do(chromedp.SendKeys(chromedp.ID("input"), "run something"+kb.Enter))
+	r.wait("the call waiting for approval", approvalShown("bash", "echo never-run"))
+	r.do(chromedp.Click(chromedp.ID("stop")))
+	r.wait("the wait ended by the Stop", `const c = document.querySelector('.tool[data-call]'); const i = document.querySelector(".timeline .approval");
+		return !!c && c.dataset.outcome === "not_executed" && i.dataset.state === "ended" && !vis(".timeline .approval .allow") && !vis("#approvals") && vis("#send") && !vis("#stop")`)
+	r.waitHost("the conversation to stop working", func() bool { v := r.view(); return !v.State.Working && len(v.State.Approvals) == 0 })
+	if n := r.approvals(record.ApprovalAllowed) + r.approvals(record.ApprovalDenied); n != 0 {
+		t.Errorf("%d answers recorded after a Stop, want none", n)
+	}
+}
+
+// testEvictAndFork: from the context panel, an eviction the host refuses shows its reason; one
+// with a note leaves a residue in the timeline and the survey; Fork makes a new conversation.
+func testEvictAndFork(t *testing.T, browser context.Context) {
+	r := newRig(t, browser, `[{"text":"First answer."},{"text":"Second answer."}]`)
+	r.open()
+	r.do(chromedp.SendKeys(chromedp.ID("input"), "first question"+kb.Enter))
+	r.wait("the first reply", `return [...document.querySelectorAll(".msg.assistant")].some((m) => m.textContent.includes("First answer.")) && vis("#send") && !vis("#stop")`)
+	r.do(chromedp.SendKeys(chromedp.ID("input"), "second question"+kb.Enter))
+	r.wait("the second reply", `return [...document.querySelectorAll(".msg.assistant")].some((m) => m.textContent.includes("Second answer.")) && vis("#send") && !vis("#stop")`)
+	r.waitHost("the exchange to end", func() bool { return !r.view().State.Working })
+	first := r.view().ID
+	r.do(chromedp.Click(chromedp.ID("context-btn")))
+	r.wait("the survey with its edit actions on", `const b = document.querySelector(".survey tbody tr .ctx-evict"); return !!b && !b.disabled && vis(".ctx-fork") && !document.querySelector(".ctx-fork").disabled && !vis(".ctx-busy")`)
+	row := r.evalString(`const r = document.querySelector(".survey tbody tr"); return r.cells[0].textContent`)
+	r.do(chromedp.Click(chromedp.CSS(`.survey tbody tr .ctx-evict`)))
+	r.wait("the eviction form, filled from the row", `const f = document.getElementById("evict-from").value, t = document.getElementById("evict-to").value;
+		return vis(".evict-form") && document.activeElement === document.getElementById("evict-note") && (f === t ? f : f + "–" + t) === `+jsString(row))
+
+	// A span the host refuses: its reason is shown.
+	r.do(chromedp.SetValue(chromedp.ID("evict-from"), "90"), chromedp.SetValue(chromedp.ID("evict-to"), "99"),
+		chromedp.SendKeys(chromedp.ID("evict-note"), "nothing there"), chromedp.Click(chromedp.CSS(`.evict-form button[type="submit"]`)))
+	r.wait("the host's refusal", `return vis(".ctx-error") && document.querySelector(".ctx-error").textContent.includes("not recorded")`)
+
+	r.do(chromedp.SetValue(chromedp.ID("evict-from"), "1"), chromedp.SetValue(chromedp.ID("evict-to"), "2"),
+		chromedp.SetValue(chromedp.ID("evict-note"), "asked a first question; answered"), chromedp.Click(chromedp.CSS(`.evict-form button[type="submit"]`)))
+	r.wait("the residue in the timeline and the survey", `const b = document.querySelector(".timeline .residue"); return !!b && b.textContent.includes("asked a first question; answered") && b.textContent.includes("1–2") &&
+		!!document.querySelector(".survey .residue-row") && !vis(".ctx-error") && !vis(".evict-form")`)
+	if n := r.count(record.KindEvicted, nil); n != 1 {
+		t.Errorf("%d evictions recorded, want 1", n)
+	}
+
+	r.do(chromedp.Click(chromedp.CSS(`.ctx-fork`)))
+	r.wait("the fork in the list, current", `return document.querySelectorAll(".conv").length === 2 && document.querySelector(".conv[aria-current]").dataset.id !== `+jsString(first))
+	list, err := r.h.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 {
+		t.Fatalf("the host has %d conversations after the fork, want 2", len(list))
+	}
 }
 
 // testStopFromSend: Stop is there in the same task as the Send click, before any byte reached the
@@ -378,6 +494,13 @@ func (w funcWire) Send(ctx context.Context, b []byte, on func(provider.Event)) (
 // array of steps; empty plays its policy).
 func newRig(t *testing.T, browser context.Context, script string) *rig {
 	t.Helper()
+	return newRigMode(t, browser, script, tool.ModeWorkspace)
+}
+
+// newRigMode is newRig under permission mode (tool.ModeAsk puts calls to the person through the
+// host's approver, as rein serve --permission-mode ask does).
+func newRigMode(t *testing.T, browser context.Context, script string, mode tool.Mode) *rig {
+	t.Helper()
 	opts := sim.Options{Delay: 2 * time.Millisecond}
 	if script != "" {
 		s, err := sim.ParseScript([]byte(script))
@@ -394,7 +517,7 @@ func newRig(t *testing.T, browser context.Context, script string) *rig {
 	ws := t.TempDir()
 	r.cfg = host.Config{
 		Root: t.TempDir(), Cwd: ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test",
-		NewAgent: func(sess *session.Session) (*agent.Agent, error) {
+		NewAgentFor: func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 			sh, err := shell.New(ws, shell.Options{})
 			if err != nil {
 				return nil, err
@@ -404,8 +527,8 @@ func newRig(t *testing.T, browser context.Context, script string) *rig {
 				return nil, err
 			}
 			return agent.New(agent.Config{
-				Session: sess, Wire: wire, Provider: "sim", Model: sim.DefaultModel, MaxTokens: 4096,
-				System: "You are tested.", Runner: &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: tool.ModeWorkspace}},
+				Session: sess, Wire: wire, Provider: "sim", Model: s.Model, MaxTokens: 4096,
+				System: "You are tested.", Runner: &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: mode}, Approver: s.Approver},
 				Doors: agent.Doors(), Window: 200_000,
 			}), nil
 		},

@@ -10,6 +10,8 @@
 //   - outbox.js: the outbox and the drafts in local storage, and the exactly-once give-back
 //   - working.js: the working rule, the same as host.Working (a browser test pins the two)
 //   - timeline.js, markup.js, survey.js: rendering records, live material, residues, the survey
+//     and the person's context edits (evict, rewind, clear, fork)
+//   - approvals.js: a tool call waiting for the person's approval, with Allow and Deny
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //

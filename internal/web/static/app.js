@@ -7,14 +7,16 @@ import { Sender } from "./sender.js";
 import { Drafts, Outbox, joinText } from "./outbox.js";
 import { working, canStop } from "./working.js";
 import { Timeline } from "./timeline.js";
-import { loadSurvey } from "./survey.js";
+import { loadSurvey, setEditable } from "./survey.js";
+import { approvalCard } from "./approvals.js";
+import { summarize } from "./timeline.js";
 import { el, ago } from "./markup.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
   app: $("app"), list: $("conv-list"), newConv: $("new-conv"), menu: $("menu"), scrim: $("scrim"),
   title: $("title"), renameBtn: $("rename"), renameForm: $("rename-form"), renameInput: $("rename-input"),
-  status: $("status"), banner: $("banner"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"),
+  status: $("status"), banner: $("banner"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"), approvals: $("approvals"),
   ctxBtn: $("context-btn"), ctxPanel: $("context-panel"), ctxBody: $("context-body"), ctxClose: $("context-close"), ctxRefresh: $("context-refresh"),
   composer: $("composer"), input: $("input"), file: $("file"), atts: $("attachments"), send: $("send"), stop: $("stop"), toast: $("toast"),
 };
@@ -41,9 +43,25 @@ const S = {
   bannerTimer: 0,
   composing: false,
   held: [], // given-back text that arrived during an IME composition
+  answering: new Set(), // call ids whose approval answer is on its way or taken by the host
 };
 
 const stopCap = () => S.caps.has("conversation-stop.v1");
+const approvalsCap = () => S.caps.has("approvals.v1");
+
+// surveyCtl is what the context panel needs to offer edits: the host's capabilities, whether the
+// conversation takes an edit now, and where a fork goes.
+const surveyCtl = {
+  edits: () => S.caps.has("context-edits.v1"),
+  fork: () => S.caps.has("fork.v1"),
+  editable: () => !!S.current && !working(S.state) && S.online,
+  onFork: (v) => {
+    if (!S.convs.some((c) => c.id === v.id)) S.convs.unshift(v);
+    select(v.id);
+    toast("Forked: this is the new conversation, with the context so far.");
+    refreshSoon();
+  },
+};
 const sender = new Sender(outbox, {
   giveBack: (op) => giveBack(op),
   online: (on) => setOnline(on),
@@ -82,6 +100,57 @@ function stop() {
       return sub ? sub.op : "";
     },
   });
+}
+
+// ---- approvals ----------------------------------------------------------------------------------
+
+// answer answers a tool call waiting for approval, with a new op id for this press.
+async function answer(callID, allow) {
+  const conv = S.current;
+  if (!conv || S.answering.has(callID)) return;
+  S.answering.add(callID);
+  render();
+  let taken = false;
+  try {
+    await request("POST", `/api/conversations/${encodeURIComponent(conv)}/approve`, { op_id: newOp("approve"), call_id: callID, allow });
+    taken = true;
+  } catch (err) {
+    if (err instanceof HTTPError && err.status === 404) toast("That call is no longer waiting for an answer.");
+    else toast(`Your answer could not be sent: ${err.message}`);
+  } finally {
+    // A taken answer keeps the buttons off until the state no longer lists the call.
+    if (!taken) S.answering.delete(callID);
+    render();
+    const a = document.activeElement;
+    if (!a || a === document.body || a.disabled || !a.isConnected) ui.input.focus();
+  }
+}
+
+// renderApprovals shows the calls waiting above the composer, and sets the inline ones. It is
+// rebuilt only when what it shows changes, so focus on its buttons stays.
+let approvalsKey = "";
+function renderApprovals() {
+  const waiting = (approvalsCap() && S.state && S.state.approvals) || [];
+  const ids = new Set(waiting.map((a) => a.call_id));
+  for (const id of S.answering) if (!ids.has(id)) S.answering.delete(id);
+  if (S.timeline) S.timeline.syncApprovals(ids, S.answering, approvalsCap());
+  const key = JSON.stringify(waiting.map((a) => [a.call_id, S.answering.has(a.call_id)]));
+  if (key === approvalsKey) return;
+  approvalsKey = key;
+  const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest("#approvals .approval");
+  const focusID = focused ? focused.dataset.call : null;
+  const focusAllow = !!(document.activeElement && document.activeElement.classList.contains("allow"));
+  ui.approvals.replaceChildren(...waiting.map((a) => {
+    const c = approvalCard(a, summarize(a.name, a.args), answer);
+    c.set(S.answering.has(a.call_id) ? "sending" : "waiting");
+    return c.box;
+  }));
+  ui.approvals.hidden = waiting.length === 0;
+  if (focusID) {
+    const again = [...ui.approvals.querySelectorAll(".approval")].find((b) => b.dataset.call === focusID);
+    const btn = again && again.querySelector(focusAllow ? ".allow" : ".deny");
+    if (btn && !btn.disabled) btn.focus();
+  }
 }
 
 // ---- the composer -------------------------------------------------------------------------------
@@ -186,6 +255,7 @@ function select(id) {
   S.current = id;
   S.seen = new Set();
   S.held = [];
+  S.answering = new Set();
   sessionStorage.setItem(CURRENT_KEY, id);
   history.replaceState(null, "", location.pathname + "#c=" + encodeURIComponent(id));
   const v = currentView();
@@ -194,7 +264,7 @@ function select(id) {
   showDraft();
   closeNav();
   S.stream = new Stream(id, 0, { onRecord, onLive: (l) => S.timeline.onLive(l), onStatus: streamStatus });
-  if (!ui.ctxPanel.hidden) loadSurvey(id, ui.ctxBody);
+  if (!ui.ctxPanel.hidden) loadSurvey(id, ui.ctxBody, surveyCtl);
   render();
 }
 
@@ -253,7 +323,7 @@ function onRecord(ev) {
       if (ev.kind === "quiesced") refreshSoon(); // the list's time, and the title the host derives
       if (!ui.ctxPanel.hidden) {
         clearTimeout(surveyTimer);
-        surveyTimer = setTimeout(() => loadSurvey(conv, ui.ctxBody), 200);
+        surveyTimer = setTimeout(() => loadSurvey(conv, ui.ctxBody, surveyCtl), 200);
       }
       break;
   }
@@ -372,7 +442,9 @@ function render() {
     !S.online ? el("span", { class: "offline" }, "host unreachable") : isWorking ? el("span", { class: "working" }, el("span", { class: "spinner", "aria-hidden": "true" }), "working") : "",
   );
   renderPending();
+  renderApprovals();
   renderList();
+  if (!ui.ctxPanel.hidden) setEditable(ui.ctxBody, surveyCtl.editable());
   if (S.timeline) S.timeline.follow();
 }
 
@@ -531,7 +603,7 @@ function toggleContext() {
   const open = ui.ctxPanel.hidden;
   ui.ctxPanel.hidden = !open;
   ui.ctxBtn.setAttribute("aria-expanded", String(open));
-  if (open && S.current) loadSurvey(S.current, ui.ctxBody);
+  if (open && S.current) loadSurvey(S.current, ui.ctxBody, surveyCtl);
 }
 
 // ---- wiring -------------------------------------------------------------------------------------
@@ -623,7 +695,7 @@ function wire() {
     toggleContext();
     ui.ctxBtn.focus();
   });
-  ui.ctxRefresh.addEventListener("click", () => S.current && loadSurvey(S.current, ui.ctxBody));
+  ui.ctxRefresh.addEventListener("click", () => S.current && loadSurvey(S.current, ui.ctxBody, surveyCtl));
   // Another tab of this browser changed the outbox or this draft.
   window.addEventListener("storage", (e) => {
     if (e.key === "rein.draft.v1." + S.current && !S.composing && document.activeElement !== ui.input) showDraft();
@@ -656,6 +728,7 @@ async function boot() {
   S.timeline = new Timeline(ui.timeline, {
     held: (id) => !!outbox.find(S.current, id, null),
     retried: (id) => retried().has(id),
+    answer: (id, allow) => answer(id, allow),
     retry: (sub) => {
       markRetried(sub.id);
       retry({ conv: S.current, text: sub.text, attachments: sub.attachments, queue: sub.queue });

@@ -3,6 +3,7 @@
 // replaces what was streamed for it, so a reconnect that lost live material still ends right.
 
 import { el, prose, residueOf, residueBlock } from "./markup.js";
+import { approvalCard } from "./approvals.js";
 
 const OUTCOMES = {
   ok: "ok",
@@ -44,7 +45,8 @@ function clip(s, n = 6000) {
 export class Timeline {
   // root is the element the conversation renders into; hooks.retry(sub) is called by a rejected
   // message's Retry button, hooks.held(id) says whether this browser's outbox holds a message
-  // (its Retry is shown there instead), hooks.retried(id) whether it was already retried.
+  // (its Retry is shown there instead), hooks.retried(id) whether it was already retried, and
+  // hooks.answer(callID, allow) answers a tool call waiting for approval.
   constructor(root, hooks) {
     this.root = root;
     this.hooks = hooks;
@@ -65,6 +67,7 @@ export class Timeline {
   reset() {
     this.root.replaceChildren();
     this.cards = new Map(); // call id -> card
+    this.approvals = new Map(); // call id -> {card: approvalCard, answer: "" | "allowed" | "denied"}
     this.subs = new Map(); // submission id -> {id, op, text, attachments, state, reason, detail}
     this.live = null;
     this.seq = 0;
@@ -159,6 +162,8 @@ export class Timeline {
         return this.submission(p, seq);
       case "stop":
         return this.stopNotice(p);
+      case "approval":
+        return this.approval(p);
     }
     return null;
   }
@@ -281,6 +286,36 @@ export class Timeline {
       } }, "Retry"));
     }
     return box;
+  }
+
+  // approval shows a call asked about inline (its buttons are switched on by syncApprovals while
+  // the host says it waits), and the answer when it is recorded.
+  approval(p) {
+    let a = this.approvals.get(p.call_id);
+    if (p.state === "asked") {
+      if (a) return null;
+      const card = approvalCard({ call_id: p.call_id, name: p.name || "tool", args: p.args || "" }, summarize(p.name, p.args || ""), (id, allow) => this.hooks.answer(id, allow));
+      a = { card, answer: "" };
+      this.approvals.set(p.call_id, a);
+      return card.box;
+    }
+    if (a && (p.state === "allowed" || p.state === "denied")) {
+      a.answer = p.state;
+      a.card.set(p.state);
+    }
+    return null;
+  }
+
+  // syncApprovals sets every unanswered inline approval from the state: waiting holds the ids of
+  // the calls the host waits on, sending those whose answer is on its way, canAnswer whether
+  // this host takes answers.
+  syncApprovals(waiting, sending, canAnswer) {
+    for (const [id, a] of this.approvals) {
+      if (a.answer) continue;
+      if (!waiting.has(id)) a.card.set("ended");
+      else if (!canAnswer) a.card.set("asked");
+      else a.card.set(sending.has(id) ? "sending" : "waiting");
+    }
   }
 
   stopNotice(p) {
