@@ -186,4 +186,3 @@ func contextWindow(model string) int64 {
 	}
 	return 128_000
 }
-
