@@ -16,7 +16,7 @@ import (
 )
 
 func newDoctorCmd() *cobra.Command {
-	var dry bool
+	var dry, repair bool
 	cmd := &cobra.Command{
 		Use:   "doctor <session-id | record.jsonl>",
 		Short: "Replay a record and say whether it is admissible",
@@ -26,7 +26,11 @@ number and reason.
 
 A torn tail (bytes after the last newline, left by a crash) is reported, copied to
 record.jsonl.torn and trimmed, and the rest judged; --dry-run only reports it. A
-refused record is never modified.
+refused record is never modified, unless you ask for --repair: then the refused
+line and everything after it move to record.jsonl.torn (nothing is deleted) and the
+record keeps every line before it. That is the right repair when a crash on a
+filesystem that writes pages out of order damaged the unsynced tail; for a record
+edited by hand, look at the refusal first.
 
 Exit codes: 0 admissible, 1 refused, 2 usage error.`,
 		Args: cobra.ExactArgs(1),
@@ -35,14 +39,18 @@ Exit codes: 0 admissible, 1 refused, 2 usage error.`,
 			if err != nil {
 				return exitf(exitUsage, "%v", err)
 			}
-			return doctor(cmd.OutOrStdout(), path, dry)
+			if repair && dry {
+				return exitf(exitUsage, "--repair and --dry-run exclude each other")
+			}
+			return doctor(cmd.OutOrStdout(), path, dry, repair)
 		},
 	}
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "report a torn tail without quarantining it")
+	cmd.Flags().BoolVar(&repair, "repair", false, "move a refused line and everything after it to record.jsonl.torn, keeping the lines before it")
 	return cmd
 }
 
-func doctor(out io.Writer, path string, dry bool) error {
+func doctor(out io.Writer, path string, dry, repair bool) error {
 	if _, err := os.Stat(path); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return exitf(exitUsage, "no record at %s", path)
@@ -50,12 +58,17 @@ func doctor(out io.Writer, path string, dry bool) error {
 		return exitf(exitUsage, "%v", err)
 	}
 	st := fold.New()
-	verify := func(seq int64, line []byte, _ record.Locus) error {
+	var good int64 // the end of the last line judged admissible
+	verify := func(seq int64, line []byte, loc record.Locus) error {
 		r, err := record.Decode(line, seq)
 		if err != nil {
 			return err
 		}
-		return st.Step(r)
+		if err := st.Step(r); err != nil {
+			return err
+		}
+		good = loc.Off + loc.Len
+		return nil
 	}
 	var rep journal.Report
 	var err error
@@ -76,8 +89,16 @@ func doctor(out io.Writer, path string, dry bool) error {
 		} else {
 			fmt.Fprintf(out, "refused: record %d: %s\n", refused.Line, refused.Reason)
 		}
-		fmt.Fprintf(out, "  %s was not changed\n", path)
-		return exitf(exitFailed, "")
+		if !repair {
+			fmt.Fprintf(out, "  %s was not changed (--repair would move record %d and everything after it to %s%s)\n", path, refused.Line, path, journal.TornSuffix)
+			return exitf(exitFailed, "")
+		}
+		moved, err := journal.Cut(fsys.OS{}, path, good)
+		if err != nil {
+			return exitf(exitFailed, "repair: %v", err)
+		}
+		fmt.Fprintf(out, "repaired: moved %d bytes (record %d on) to %s%s; records 1–%d kept\n", moved, refused.Line, path, journal.TornSuffix, refused.Line-1)
+		return doctor(out, path, false, false)
 	}
 	if err != nil {
 		return exitf(exitFailed, "%v", err)

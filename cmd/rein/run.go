@@ -164,7 +164,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		s, rep, err := session.Open(path, opts)
 		var refused *journal.RefusedError
 		if errors.As(err, &refused) {
-			return exitf(exitFailed, "cannot resume: %v", err)
+			return exitf(exitFailed, "cannot resume: %v\n  `rein doctor %s` says more; if a crash damaged the record's tail, `rein doctor --repair %s` moves it aside (nothing is deleted)", err, path, path)
 		}
 		if err != nil {
 			return exitf(exitFailed, "cannot resume: %v", err)

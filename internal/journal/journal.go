@@ -174,3 +174,43 @@ func Inspect(fs fsys.FS, path string, verify Verify) (Report, error) {
 	rep, err := scan(f, path, verify)
 	return rep, errors.Join(err, f.Close())
 }
+
+// Cut moves every byte of the record at path from offset at onward to record.jsonl.torn
+// (appended, synced), then trims the record to at and syncs it. It is the explicit repair a
+// person asks for when a crash on a filesystem that writes pages out of order left damage inside
+// the unsynced tail: every line before at stays, and nothing is deleted — the cut bytes are kept
+// beside the record. at must be the end of a complete line. It returns how many bytes moved.
+func Cut(fs fsys.FS, path string, at int64) (int64, error) {
+	f, err := fs.OpenAppend(path)
+	if err != nil {
+		return 0, fmt.Errorf("open record: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("stat record %s: %w", path, err)
+	}
+	if at < 0 || at > fi.Size() {
+		return 0, fmt.Errorf("cut %s at %d: the record is %d bytes", path, at, fi.Size())
+	}
+	if at > 0 {
+		var b [1]byte
+		if _, err := f.ReadAt(b[:], at-1); err != nil || b[0] != '\n' {
+			return 0, fmt.Errorf("cut %s at %d: that is not the end of a line", path, at)
+		}
+	}
+	n := fi.Size() - at
+	if n == 0 {
+		return 0, nil
+	}
+	if err := quarantine(fs, f, path, Report{Size: at, Torn: n}); err != nil {
+		return 0, err
+	}
+	if err := f.Truncate(at); err != nil {
+		return 0, fmt.Errorf("trim %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return 0, fmt.Errorf("sync record %s: %w", path, err)
+	}
+	return n, nil
+}
