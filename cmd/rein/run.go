@@ -277,7 +277,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	out.result(sess, res)
 	switch {
 	case res.Err != nil && res.Reason != fold.Cancelled:
-		return exitf(exitFailed, "%s", oneLine(res.Err))
+		return exitf(exitFailed, "%s%s", oneLine(res.Err), wayOut(res.Err, sess.ID()))
 	case res.Reason == fold.Cancelled:
 		return exitf(exitStopped, "")
 	case res.Reason == fold.Limit:
@@ -296,6 +296,22 @@ func oneLine(err error) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// wayOut says what a person can do when the provider refuses the context itself: the session is
+// never wedged, but the same context would be refused again, so name the edits that change it.
+func wayOut(err error, id string) string {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	switch pe.Class {
+	case provider.InvalidRequest, provider.ContextLength:
+		return fmt.Sprintf("\n  the session is intact; if a turn in its context is at fault, `rein show %s` lists them and `rein rewind %s <turn>` or `rein evict %s <from> <to> --note ...` takes it out", id, id, id)
+	case provider.Auth:
+		return "\n  check the API key in the environment"
+	}
+	return fmt.Sprintf("\n  the session is intact: `rein resume %s \"<prompt>\"` tries again", id)
 }
 
 // ---- output -------------------------------------------------------------------------------------
