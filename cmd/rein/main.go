@@ -67,9 +67,10 @@ Try it offline against the built-in simulator:
   rein run --provider sim "list the files here"
 
 With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --provider sim.`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       version,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		Version:           version,
+		PersistentPreRunE: applySettings,
 	}
 	root.AddCommand(newRunCmd(), newResumeCmd(), newSessionsCmd(), newShowCmd(), newDoctorCmd(), newSimCmd(),
 		newForkCmd(), newRewindCmd(), newEvictCmd(), newClearCmd(), newServeCmd(), newChatCmd())

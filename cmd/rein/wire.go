@@ -69,6 +69,7 @@ for a local OpenAI-compatible server), or try rein offline against its simulator
 
 // resolveProvider turns flags and the environment into a wire. getenv is os.Getenv.
 func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer) (*wiring, error) {
+	f = withSettings(f)
 	name := f.provider
 	if name == "" {
 		switch {

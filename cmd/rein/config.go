@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+	"github.com/spf13/cobra"
+)
+
+// config is rein's configuration file, $XDG_CONFIG_HOME/rein/config.toml (or
+// ~/.config/rein/config.toml). Flags override the environment, which overrides the file
+// (DESIGN §13). Keys are never read from it: they come from the environment.
+type config struct {
+	Provider       string   `toml:"provider"`
+	Model          string   `toml:"model"`
+	BaseURL        string   `toml:"base_url"`
+	ContextWindow  int64    `toml:"context_window"`
+	PermissionMode string   `toml:"permission_mode"`
+	Allow          []string `toml:"allow"`
+	Deny           []string `toml:"deny"`
+	MaxTurns       int      `toml:"max_turns"`
+	MaxTokens      int      `toml:"max_tokens"`
+}
+
+// settings is the configuration in force for this process: the file, then the environment.
+var settings config
+
+func configPath(getenv func(string) string) string {
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "rein", "config.toml")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config", "rein", "config.toml")
+	}
+	return ""
+}
+
+// loadConfig reads the file (absent is fine), refusing unknown keys by name, then lets
+// REIN_PROVIDER, REIN_MODEL and REIN_BASE_URL override it.
+func loadConfig(getenv func(string) string) (config, error) {
+	var c config
+	if path := configPath(getenv); path != "" {
+		md, err := toml.DecodeFile(path, &c)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return c, fmt.Errorf("the config file %s does not read: %v", path, err)
+		default:
+			if un := md.Undecoded(); len(un) > 0 {
+				var keys []string
+				for _, k := range un {
+					keys = append(keys, k.String())
+				}
+				sort.Strings(keys)
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens)", path, strings.Join(keys, ", "))
+			}
+		}
+	}
+	for env, dst := range map[string]*string{"REIN_PROVIDER": &c.Provider, "REIN_MODEL": &c.Model, "REIN_BASE_URL": &c.BaseURL} {
+		if v := getenv(env); v != "" {
+			*dst = v
+		}
+	}
+	return c, nil
+}
+
+// applySettings loads the configuration and fills every flag of cmd the person did not set. The
+// provider, model and base URL are applied later, in resolveProvider, because a resumed session's
+// recorded provider comes before them.
+func applySettings(cmd *cobra.Command, _ []string) error {
+	if cmd.Flags().Lookup("provider") == nil {
+		return nil // doctor, show, sessions and the edits never read it: a broken file cannot stop them
+	}
+	c, err := loadConfig(os.Getenv)
+	if err != nil {
+		return exitf(exitUsage, "%v", err)
+	}
+	settings = c
+	set := func(name, value string) error {
+		fl := cmd.Flags().Lookup(name)
+		if fl == nil || fl.Changed || value == "" {
+			return nil
+		}
+		if err := fl.Value.Set(value); err != nil {
+			return exitf(exitUsage, "the config file's %s: %v", strings.ReplaceAll(name, "-", "_"), err)
+		}
+		return nil
+	}
+	num := func(n int64) string {
+		if n == 0 {
+			return ""
+		}
+		return strconv.FormatInt(n, 10)
+	}
+	for name, value := range map[string]string{
+		"permission-mode": c.PermissionMode, "context-window": num(c.ContextWindow),
+		"max-turns": num(int64(c.MaxTurns)), "max-tokens": num(int64(c.MaxTokens)),
+		"allow": strings.Join(c.Allow, ","), "deny": strings.Join(c.Deny, ","),
+	} {
+		if err := set(name, value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withSettings fills the provider flags the person left empty from the configuration.
+func withSettings(f providerFlags) providerFlags {
+	if f.provider == "" {
+		f.provider = settings.Provider
+	}
+	if f.model == "" && (f.provider == "" || f.provider == settings.Provider) {
+		f.model = settings.Model
+	}
+	if f.baseURL == "" && (f.provider == "" || f.provider == settings.Provider) {
+		f.baseURL = settings.BaseURL
+	}
+	return f
+}
