@@ -25,6 +25,25 @@ func openForEdit(ref string) (*session.Session, error) {
 	return s, nil
 }
 
+// commitEdit opens a session, judges a person's edit against its folded state (what refuses it
+// is said in words, prefixed by what), commits it, and returns the session's id.
+func commitEdit(ref, what string, judge func(st *fold.State) error, p record.Payload) (string, error) {
+	s, err := openForEdit(ref)
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	var why error
+	s.Read(func(st *fold.State) { why = judge(st) })
+	if why != nil {
+		return "", exitf(exitFailed, "%s: %v", what, why)
+	}
+	if err := s.Commit(p); err != nil {
+		return "", exitf(exitFailed, "%v", err)
+	}
+	return s.ID(), nil
+}
+
 func parseTurn(s string) (int64, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || n <= 0 {
@@ -46,20 +65,12 @@ are never reused. It does not undo what those turns did in the workspace.`,
 			if err != nil {
 				return err
 			}
-			s, err := openForEdit(args[0])
+			id, err := commitEdit(args[0], fmt.Sprintf("cannot rewind to turn %d", anchor),
+				func(st *fold.State) error { return st.CheckRewind(anchor) }, &record.Rewound{Anchor: anchor})
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			var why error
-			s.Read(func(st *fold.State) { why = st.CheckRewind(anchor) })
-			if why != nil {
-				return exitf(exitFailed, "cannot rewind to turn %d: %v", anchor, why)
-			}
-			if err := s.Commit(&record.Rewound{Anchor: anchor}); err != nil {
-				return exitf(exitFailed, "%v", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "rewound %s to before turn %d\n", s.ID(), anchor)
+			fmt.Fprintf(cmd.OutOrStdout(), "rewound %s to before turn %d\n", id, anchor)
 			return nil
 		},
 	}
@@ -74,20 +85,16 @@ same session. The turns stay in the record and readable through the transcript t
 turn ids are never reused. It does not undo what those turns did in the workspace.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openForEdit(args[0])
+			id, err := commitEdit(args[0], "cannot clear "+args[0], func(st *fold.State) error {
+				if !st.IsReady() {
+					return fmt.Errorf("tool results are owed; `rein resume %s` settles it first", args[0])
+				}
+				return nil
+			}, &record.Cleared{})
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			var owed bool
-			s.Read(func(st *fold.State) { owed = !st.IsReady() })
-			if owed {
-				return exitf(exitFailed, "cannot clear %s: tool results are owed; `rein resume %s` settles it first", s.ID(), s.ID())
-			}
-			if err := s.Commit(&record.Cleared{}); err != nil {
-				return exitf(exitFailed, "%v", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "cleared the context of %s\n", s.ID())
+			fmt.Fprintf(cmd.OutOrStdout(), "cleared the context of %s\n", id)
 			return nil
 		},
 	}
@@ -108,20 +115,14 @@ func newEvictCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := openForEdit(args[0])
+			id, err := commitEdit(args[0], fmt.Sprintf("cannot evict turns %d–%d", from, to), func(st *fold.State) error {
+				_, err := st.CheckEviction(from, to, note)
+				return err
+			}, &record.Evicted{From: from, To: to, Note: note, By: record.ByUser})
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			var why error
-			s.Read(func(st *fold.State) { _, why = st.CheckEviction(from, to, note) })
-			if why != nil {
-				return exitf(exitFailed, "cannot evict turns %d–%d: %v", from, to, why)
-			}
-			if err := s.Commit(&record.Evicted{From: from, To: to, Note: note, By: record.ByUser}); err != nil {
-				return exitf(exitFailed, "%v", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "evicted turns %d–%d of %s\n", from, to, s.ID())
+			fmt.Fprintf(cmd.OutOrStdout(), "evicted turns %d–%d of %s\n", from, to, id)
 			return nil
 		},
 	}
