@@ -414,6 +414,14 @@ func (p *printer) update(s *session.Session, u session.Update) {
 		}
 	case *record.Failure:
 		p.line(p.err, "rein: %s\n", b.Message)
+	case *record.Pressure:
+		if b.Limit > 0 {
+			p.line(p.err, "rein: the provider refused the context as too long; this session now keeps to its limit of %d tokens\n", b.Limit)
+		}
+	case *record.Evicted:
+		if b.By == record.ByHarness {
+			p.line(p.err, "rein: evicted turns %d–%d to stay within the context window (they stay readable: rein show, or the transcript tool)\n", b.From, b.To)
+		}
 	}
 }
 

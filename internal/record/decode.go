@@ -637,6 +637,7 @@ func (p *Pressure) members() (f fields) {
 	f.add("line", &p.Line)
 	f.add("used", &p.Used)
 	f.add("window", &p.Window)
+	f.add("limit", &p.Limit)
 	return f
 }
 
