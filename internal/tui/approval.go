@@ -160,6 +160,9 @@ func (m *Model) panelLines(width int) []string {
 	head := "── ⚠ " + what + " "
 	if more > 0 {
 		tail := fmt.Sprintf(" %d more waiting ──", more)
+		if width < 60 {
+			tail = fmt.Sprintf(" +%d ──", more)
+		}
 		head = ansi.Truncate(head, max(width-ansi.StringWidth(tail)-2, 8), "… ")
 		head += strings.Repeat("─", max(width-ansi.StringWidth(head)-ansi.StringWidth(tail), 0)) + tail
 	} else {
@@ -168,18 +171,26 @@ func (m *Model) panelLines(width int) []string {
 	}
 	out := []string{sty.warn.Render(head)}
 
-	// The arguments get what room the screen can spare: a third of it, or more unfolded.
+	// The arguments are wrapped, never cut at the edge: what is approved is read whole, or the
+	// panel says how much is folded. They get what room the screen can spare, all of it unfolded.
+	var lines []string
+	for _, l := range body {
+		for i, w := range strings.Split(ansi.Hardwrap(l, max(width-4, 8), true), "\n") {
+			if i > 0 {
+				w = "  " + w
+			}
+			lines = append(lines, "  "+w)
+		}
+	}
 	room := max(min(6, m.height/4), 1)
 	if m.expand {
-		room = max(m.height/2, room)
+		room = max(m.height-m.composer.Height()-6, room)
 	}
-	if len(body) > room {
-		left := len(body) - room + 1
-		body = append(body[:room-1:room-1], sty.dim.Render(fmt.Sprintf("… %d more line%s (Ctrl+O unfolds)", left, plural(left))))
+	if len(lines) > room {
+		left := len(lines) - room + 1
+		lines = append(lines[:room-1:room-1], sty.dim.Render(fmt.Sprintf("  … %d more line%s (Ctrl+O unfolds)", left, plural(left))))
 	}
-	for _, l := range body {
-		out = append(out, "  "+ansi.Truncate(l, max(width-3, 8), "…"))
-	}
+	out = append(out, lines...)
 
 	var line, hint string
 	switch {

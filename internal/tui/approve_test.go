@@ -304,22 +304,37 @@ func TestReadableCall(t *testing.T) {
 	}
 }
 
-// The panel fits the screen: a long command is cut at the panel's room and says how much more
-// there is; Ctrl+O unfolds it.
+// The panel fits the screen and hides nothing silently: a long line is wrapped, not cut at the
+// edge; a long command is folded at the panel's room, saying how much more there is; Ctrl+O
+// unfolds it.
 func TestApprovalPanelFitsTheScreen(t *testing.T) {
 	f, d, s := approvingHost(t)
-	long := strings.Repeat("echo line\n", 40) + strings.Repeat("x", 300)
-	ask(f, s, "c2", long)
+	ask(f, s, "c2", "echo "+strings.Repeat("x", 100)+" ; rm -rf ~/work")
+	d.waitScreen("$ echo xxx")
+	if !strings.Contains(d.screen(), "x ; rm -rf ~/work") {
+		t.Fatalf("the end of a long command is not shown:\n%s", d.screen())
+	}
+	settleApproval(f, s, "c2", false)
+
+	long := strings.Repeat("echo line\n", 40) + strings.Repeat("x", 300) // 40 lines, then 4 wrapped
+	ask(f, s, "c3", long)
 	d.waitScreen("$ echo line")
 	scr := d.screen()
-	if !strings.Contains(scr, "… 36 more lines (Ctrl+O unfolds)") {
+	if !strings.Contains(scr, "… 39 more lines (Ctrl+O unfolds)") {
 		t.Fatalf("the folded command does not say how much is left:\n%s", scr)
 	}
 	if n := len(strings.Split(scr, "\n")); n != 24 {
 		t.Fatalf("%d lines on a 24-line screen", n)
 	}
 	d.press("ctrl+o")
-	if !strings.Contains(d.screen(), "… 30 more lines (Ctrl+O unfolds)") {
+	if !strings.Contains(d.screen(), "… 28 more lines (Ctrl+O unfolds)") {
 		t.Fatalf("Ctrl+O did not unfold the command:\n%s", d.screen())
+	}
+	if n := len(strings.Split(d.screen(), "\n")); n != 24 {
+		t.Fatalf("%d lines on a 24-line screen, unfolded", n)
+	}
+	d.send(tea.WindowSizeMsg{Width: 80, Height: 200})
+	if scr := d.screen(); strings.Contains(scr, "more lines") || strings.Count(scr, "echo line") != 40 {
+		t.Fatalf("unfolded on a tall screen, the command is not shown whole:\n%s", scr)
 	}
 }
