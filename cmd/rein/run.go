@@ -277,11 +277,19 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	out.result(sess, res)
 	switch {
 	case res.Err != nil && res.Reason != fold.Cancelled:
+		var pe *provider.Error
+		if !f.asJSON && errors.As(res.Err, &pe) {
+			// The provider's error was printed as it was recorded; say only what it ended.
+			return exitf(exitFailed, "the exchange ended on the provider error above%s", wayOut(res.Err, sess.ID()))
+		}
 		return exitf(exitFailed, "%s%s", oneLine(res.Err), wayOut(res.Err, sess.ID()))
 	case res.Reason == fold.Cancelled:
 		return exitf(exitStopped, "")
 	case res.Reason == fold.Limit:
-		return exitf(exitLimit, "the exchange reached its limit of %d turns; `rein resume \"continue\"` goes on", f.maxTurns)
+		if !f.asJSON {
+			return exitf(exitLimit, "to go on: rein resume %s \"continue\"", sess.ID()) // the limit was printed as recorded
+		}
+		return exitf(exitLimit, "the exchange reached its limit of %d turns; to go on: rein resume %s \"continue\"", f.maxTurns, sess.ID())
 	}
 	return nil
 }
@@ -322,6 +330,8 @@ type printer struct {
 	err     io.Writer
 	json    bool
 	midLine bool
+	// attemptText: text of the reply being streamed was printed since its attempt began.
+	attemptText bool
 }
 
 func newPrinter(out, errw io.Writer, asJSON bool) *printer {
@@ -385,17 +395,25 @@ func (p *printer) update(s *session.Session, u session.Update) {
 		case "text":
 			fmt.Fprint(p.out, u.Live.Text)
 			p.midLine = !strings.HasSuffix(u.Live.Text, "\n")
+			p.attemptText = p.attemptText || u.Live.Text != ""
 		case "restart":
+			// What this attempt printed is not what the model said: the record will hold only
+			// the retried reply. Say so where the text went, not only on stderr.
+			if p.attemptText {
+				p.line(p.out, "[rein: the text above was discarded: the stream failed and the reply is being retried]\n")
+				p.attemptText = false
+			}
 			p.line(p.err, "rein: the stream failed after output began; retrying from the start\n")
-		case "status":
-			p.line(p.err, "rein: %s\n", u.Live.Text)
 		case "tool_start":
 			p.line(p.out, "⏺ %s\n", callSummary(u.Live.Name, u.Live.Text))
 		}
 		return
 	}
 	switch b := u.Record.Body.(type) {
+	case *record.TurnStarted:
+		p.attemptText = false
 	case *record.AssistantMessage:
+		p.attemptText = false
 		if p.midLine {
 			fmt.Fprintln(p.out)
 			p.midLine = false
@@ -407,7 +425,13 @@ func (p *printer) update(s *session.Session, u session.Update) {
 	case *record.Repaired:
 		p.line(p.err, "rein: repaired the reply: %s\n", b.What)
 	case *record.ProviderError:
-		p.line(p.err, "rein: provider error: %s (%d) %s\n", b.Class, b.Status, b.Message)
+		if b.Status != 0 {
+			p.line(p.err, "rein: provider error: %s (%d): %s\n", b.Class, b.Status, b.Message)
+		} else {
+			p.line(p.err, "rein: provider error: %s: %s\n", b.Class, b.Message)
+		}
+	case *record.RetryScheduled:
+		p.line(p.err, "rein: retrying in %s (attempt %d)\n", (time.Duration(b.DelayMs) * time.Millisecond).String(), b.Attempt+1)
 	case *record.Quiesced:
 		if len(b.Answered) > 0 {
 			p.line(p.err, "rein: answered %d owed tool call(s) (%s)\n", len(b.Answered), b.Reason)
