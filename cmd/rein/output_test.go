@@ -43,3 +43,32 @@ func TestOutputTellsTheTruth(t *testing.T) {
 		}
 	})
 }
+
+// Sessions started in the same second list newest first, and `rein resume` with no id settles
+// the newest: ids sort by the microsecond of their start.
+func TestSessionsInStartOrder(t *testing.T) {
+	sb := newSandbox(t)
+	script := writeScript(t, t.TempDir(), map[string]any{"text": "ok"}, map[string]any{"text": "ok"}, map[string]any{"text": "ok"})
+	var ids []string
+	for i := 0; i < 3; i++ {
+		res := sb.rein(t, append(append([]string{"run"}, simArgs(script)...), "--json", "hi")...)
+		if res.code != 0 {
+			t.Fatalf("%s", res)
+		}
+		i := strings.Index(res.stdout, `"session":"`)
+		if i < 0 {
+			t.Fatalf("no session in %s", res.stdout)
+		}
+		id := res.stdout[i+len(`"session":"`):]
+		ids = append(ids, id[:strings.IndexByte(id, '"')])
+	}
+	res := sb.rein(t, "sessions")
+	at := func(id string) int { return strings.Index(res.stdout, id) }
+	if at(ids[2]) < 0 || !(at(ids[2]) < at(ids[1]) && at(ids[1]) < at(ids[0])) {
+		t.Fatalf("sessions %v are not listed newest first:\n%s", ids, res)
+	}
+	r := sb.rein(t, "resume")
+	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, ids[2]) {
+		t.Fatalf("resume with no id did not take the newest session %s:\n%s", ids[2], r)
+	}
+}
