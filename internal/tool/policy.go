@@ -159,15 +159,15 @@ func (r Rule) Check(names []string) error {
 				return nil
 			}
 		}
-		return fmt.Errorf("the rule %s matches no tool: the tools are %s", r, list)
+		return fmt.Errorf("the rule %q matches no tool; the tools are %s", r.String(), list)
 	}
 	if slices.Contains(names, r.Tool) {
 		return nil
 	}
 	if near := nearest(r.Tool, names); near != "" {
-		return fmt.Errorf("the rule %s names no tool %q: did you mean %s? (the tools are %s)", r, r.Tool, near, list)
+		return fmt.Errorf("the rule %q names no tool rein has: did you mean %s? (the tools are %s)", r.String(), near, list)
 	}
-	return fmt.Errorf("the rule %s names no tool %q: the tools are %s", r, r.Tool, list)
+	return fmt.Errorf("the rule %q names no tool rein has; the tools are %s", r.String(), list)
 }
 
 // nearest is the name in names that s most likely meant: the same but for case, one beginning
