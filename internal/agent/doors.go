@@ -19,6 +19,9 @@ func Doors() []Door { return []Door{contextDoor{}, transcriptDoor{}} }
 
 // judgeDoor puts a door's call through the runner's policy, as the runner puts its own tools':
 // a deny rule on context, transcript or agents refuses it, an ask rule asks. ok says it may run.
+// A door changes nothing outside rein (it reads or edits the session), so it is judged as
+// reading, with its op as the subject rules match: context(evict), transcript(grep),
+// agents(start). A door implementing tool.Accessor says otherwise for itself.
 func (a *Agent) judgeDoor(ctx context.Context, d Door, c tool.Call) (tool.Result, bool) {
 	if a.cfg.Runner == nil {
 		return tool.Result{}, true
@@ -26,30 +29,15 @@ func (a *Agent) judgeDoor(ctx context.Context, d Door, c tool.Call) (tool.Result
 	var acc tool.Access
 	if x, ok := d.(tool.Accessor); ok {
 		acc = x.Access(c.Args)
+	} else {
+		var args struct {
+			Op string `json:"op"`
+		}
+		_ = json.Unmarshal(c.Args, &args)
+		acc = tool.Access{Effect: tool.EffectRead, Subjects: []string{args.Op}}
 	}
 	return a.cfg.Runner.Judge(ctx, c, acc)
 }
-
-// doorAccess is what a door's call touches: the session only (it reads or edits rein's own
-// record, changing nothing outside rein), so every mode lets it run, and its op is the subject
-// rules match: context(evict), transcript(grep), agents(start).
-func doorAccess(args json.RawMessage) tool.Access {
-	var a struct {
-		Op string `json:"op"`
-	}
-	_ = json.Unmarshal(args, &a)
-	return tool.Access{Effect: tool.EffectRead, Subjects: []string{a.Op}}
-}
-
-// Access declares the context door's effect and op.
-func (contextDoor) Access(args json.RawMessage) tool.Access { return doorAccess(args) }
-
-// Access declares the transcript door's effect and op.
-func (transcriptDoor) Access(args json.RawMessage) tool.Access { return doorAccess(args) }
-
-// Access declares the agents door's effect and op. A child runs its tools under the same rules
-// as its parent, judged by its own runner.
-func (c *Children) Access(args json.RawMessage) tool.Access { return doorAccess(args) }
 
 func answer(v any) tool.Result {
 	b, _ := json.Marshal(v)

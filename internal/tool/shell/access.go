@@ -259,8 +259,56 @@ func (r *reader) runs(ws []word, of string, depth int, open bool) {
 			return
 		}
 		next(i)
-	case "nohup", "builtin", "busybox":
+	case "nohup", "builtin", "busybox", "unbuffer", "chronic":
 		next(1)
+	case "ionice":
+		i, _, bad := skipOptions(ws, "cnpPu", []string{"--class", "--classdata", "--pid", "--pgid", "--uid"}, 0, false)
+		if bad != "" {
+			r.unjudge("ionice: %s", bad)
+			return
+		}
+		next(i)
+	case "chrt", "taskset":
+		i, _, bad := skipOptions(ws, "TPD", nil, 1, false) // the priority or the mask first
+		if bad != "" {
+			r.unjudge("%s: %s", name, bad)
+			return
+		}
+		next(i)
+	case "strace", "ltrace":
+		i, _, bad := skipOptions(ws, "eopsuEabIOPSXnA", nil, 0, false)
+		if bad != "" {
+			r.unjudge("%s: %s", name, bad)
+			return
+		}
+		next(i)
+	case "flock", "script":
+		i, opts, bad := skipOptions(ws, "cwEIOBTm", []string{"--command", "--timeout", "--conflict-exit-code",
+			"--log-in", "--log-out", "--log-io", "--log-timing", "--logging-format", "--output-limit"}, 0, false)
+		if bad != "" {
+			r.unjudge("%s: %s", name, bad)
+			return
+		}
+		for _, o := range opts {
+			if o.name == "-c" || o.name == "--command" {
+				r.scriptOf([]word{o.arg}, name+" -c", depth)
+				return
+			}
+		}
+		if name == "flock" && i+1 < len(ws) {
+			next(i + 1) // flock FILE COMMAND…
+		}
+	case "watch":
+		i, opts, bad := skipOptions(ws, "nq", []string{"--interval", "--equexit"}, 0, false)
+		if bad != "" {
+			r.unjudge("watch: %s", bad)
+			return
+		}
+		if slices.ContainsFunc(opts, func(o opt) bool { return o.name == "-x" || o.name == "--exec" }) {
+			next(i)
+		} else if i < len(ws) {
+			r.scriptOf(ws[i:], "watch", depth) // watch runs its words through sh -c
+		}
 	case "time":
 		i, _, bad := skipOptions(ws, "fo", []string{"--format", "--output"}, 0, false)
 		if bad != "" {

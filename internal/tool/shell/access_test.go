@@ -88,6 +88,23 @@ func TestDenyPush(t *testing.T) {
 		{line: "sudo -u me -E git push"},
 		{line: "sudo sh -c 'git push'"},
 		{line: "doas git push"},
+		{line: "ionice -c 3 git push"},
+		{line: "chrt -f 10 git push"},
+		{line: "taskset -c 0 git push"},
+		{line: "strace -f -o log git push"},
+		{line: "flock /tmp/lock git push"},
+		{line: "flock -c 'git push' /tmp/lock"},
+		{line: "script -q -c 'git push' /dev/null"},
+		{line: "watch -n 5 git push"},
+		{line: "watch -x git push"},
+		{line: "unbuffer git push"},
+		{line: "command -- git push"},
+		{line: "sudo -- git push"},
+		{line: "env -- git push"},
+		{line: `"/usr/bin/git" push`},
+		{line: `\git push`},
+		{line: "git -C. push"},
+		{line: "nice -10 git push"},
 		{line: "xargs git push"},
 		{line: "echo push | xargs git"},
 		{line: "xargs -n1 git"},
@@ -330,4 +347,11 @@ func FuzzLineAccess(f *testing.F) {
 			t.Fatalf("%q is unjudged but not opaque", line)
 		}
 	})
+}
+
+// BenchmarkLineAccess: reading a typical line for the rules, once per bash call.
+func BenchmarkLineAccess(b *testing.B) {
+	for b.Loop() {
+		lineAccess(`cd src && go test ./... 2>&1 | tail -20; git status --short || echo "no git"`)
+	}
 }
