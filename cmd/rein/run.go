@@ -42,8 +42,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object per line instead of human output")
 	cmd.Flags().IntVar(&f.maxTurns, "max-turns", 200, "the most model turns one exchange may take")
 	cmd.Flags().StringVar(&f.permission, "permission-mode", "workspace", "read-only, workspace, ask (chat and serve ask you before a call that writes or runs) or full")
-	cmd.Flags().StringSliceVar(&f.allow, "allow", nil, `allow rules, e.g. "bash(git status*)" (repeatable)`)
-	cmd.Flags().StringSliceVar(&f.deny, "deny", nil, `deny rules, e.g. "bash(git push*)" (repeatable; deny wins)`)
+	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, `a rule letting matching calls run unasked, e.g. "bash(git status*)" (repeatable; rein run --help says how rules match)`)
+	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, `a rule refusing matching calls, e.g. "bash(git push*)" (repeatable; deny wins; adds to the config file's deny) — a convenience, not a boundary`)
 	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", 8192, "the output limit of each reply")
 }
 
@@ -60,7 +60,9 @@ and rein exits 130; the session stays resumable. A second Ctrl-C within a second
 exits immediately (the record stays admissible; a resume settles it).
 
 Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
-130 stopped.`,
+130 stopped.
+
+` + rulesHelp,
 		Example: `  rein run --provider sim "list the files here"
   ANTHROPIC_API_KEY=... rein run "fix the failing test in ./parser"
   rein run --resume 20261129-194512 "now add a test for it"
@@ -141,6 +143,12 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
+	// The rules and the mode are judged before anything is opened or created: a misspelt rule
+	// leaves no session behind.
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+	if err != nil {
+		return exitf(exitUsage, "%v", err)
+	}
 	opts := session.Options{Redact: redactText}
 	var sess *session.Session
 	resumed := false
@@ -203,10 +211,6 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		sess = s
 	}
 	defer sess.Close()
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
-	if err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
 
 	ds := doors(ws, wired, f)
 	a := agent.New(agent.Config{

@@ -43,7 +43,7 @@ type Config struct {
 	System    string
 	Runner    *tool.Runner
 	// Doors are tools that act on the session itself (context, transcript, agents); they are
-	// offered after the runner's tools and run by the loop, not the runner.
+	// offered after the runner's tools, judged by the runner's policy and run by the loop.
 	Doors    []Door
 	Retry    provider.Policy
 	MaxTurns int   // per exchange; default 200
