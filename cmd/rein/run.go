@@ -34,6 +34,7 @@ type runFlags struct {
 	allow      []string
 	deny       []string
 	maxTokens  int
+	prompt     string // -p
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -45,6 +46,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, `a rule letting matching calls run unasked, e.g. "bash(git status*)" (repeatable; rein run --help says how rules match)`)
 	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, `a rule refusing matching calls, e.g. "bash(git push*)" (repeatable; deny wins; adds to the config file's deny) — a convenience, not a boundary`)
 	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", 8192, "the output limit of each reply")
+	cmd.Flags().StringVarP(&f.prompt, "prompt", "p", "", `the prompt (as "rein -p" in other harnesses); or give it as arguments, or on standard input`)
 }
 
 func newRunCmd() *cobra.Command {
@@ -67,21 +69,27 @@ Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
   ANTHROPIC_API_KEY=... rein run "fix the failing test in ./parser"
   rein run --resume 20261129-194512 "now add a test for it"
   rein run --provider openai --base-url http://localhost:11434/v1 --model qwen3 "hello"`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			prompt := ""
-			if len(args) == 1 {
-				prompt = args[0]
-			}
-			if prompt == "" && f.resume == "" {
-				return exitf(exitUsage, "give a prompt: rein run \"<prompt>\" (rein run --help shows the flags)")
-			}
-			return runSession(cmd.OutOrStdout(), cmd.ErrOrStderr(), f, f.resume, prompt)
-		},
+		Args: cobra.ArbitraryArgs,
+		RunE: runE(&f),
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue this session (an id, a unique prefix of one, or a record path)")
 	return cmd
+}
+
+// runE is what `rein run` and `rein "<prompt>"` do: build the prompt from the arguments, -p and
+// standard input, and run the session.
+func runE(f *runFlags) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		prompt, err := promptFrom(args, f.prompt, os.Stdin)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(prompt) == "" && f.resume == "" {
+			return exitf(exitUsage, "give a prompt: rein \"<prompt>\", rein -p \"<prompt>\", or pipe it in (rein --help shows the flags)")
+		}
+		return runSession(cmd.OutOrStdout(), cmd.ErrOrStderr(), *f, f.resume, prompt)
+	}
 }
 
 func newResumeCmd() *cobra.Command {
