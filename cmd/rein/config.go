@@ -134,6 +134,9 @@ func applySettings(cmd *cobra.Command, _ []string) error {
 
 // withSettings fills the provider flags the person left empty from the configuration.
 func withSettings(f providerFlags) providerFlags {
+	if f.recorded {
+		return f
+	}
 	if f.provider == "" {
 		f.provider = settings.Provider
 	}

@@ -35,7 +35,12 @@ type runFlags struct {
 	deny       []string
 	maxTokens  int
 	prompt     string // -p
+	// changed says whether the person set a flag on the command line (not the config file).
+	changed func(name string) bool
 }
+
+// set reports whether the person gave the flag name on the command line.
+func (f runFlags) set(name string) bool { return f.changed != nil && f.changed(name) }
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	f.providerFlags.register(cmd.Flags())
@@ -81,6 +86,7 @@ Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
 // standard input, and run the session.
 func runE(f *runFlags) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
+		f.changed = cmd.Flags().Changed
 		prompt, err := promptFrom(args, f.prompt, os.Stdin)
 		if err != nil {
 			return err
@@ -117,6 +123,7 @@ stands.`,
 			if ref == "" {
 				ref = "newest"
 			}
+			f.changed = cmd.Flags().Changed
 			return runSession(cmd.OutOrStdout(), cmd.ErrOrStderr(), f, ref, prompt)
 		},
 	}
@@ -153,8 +160,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}
 	// The rules and the mode are judged before anything is opened or created: a misspelt rule
 	// leaves no session behind.
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
-	if err != nil {
+	if _, err := buildRunner(ws, f.permission, f.allow, f.deny); err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
 	opts := session.Options{Redact: redactText}
@@ -190,15 +196,20 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 		sess, resumed = s, true
 	}
-	// A resumed session keeps the provider and model it was recorded with, unless flags say
-	// otherwise.
-	if sess != nil && f.provider == "" && f.baseURL == "" {
-		var m fold.Meta
-		sess.Read(func(st *fold.State) { m = st.Meta() })
-		f.provider = m.Provider
-		if f.model == "" {
-			f.model = m.Model
+	var was fold.Meta // the settings a resumed session was last run under
+	if sess != nil {
+		sess.Read(func(st *fold.State) { was = st.Meta() })
+		if err := f.keepSettings(was, ws); err != nil {
+			sess.Close()
+			return err
 		}
+	}
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+	if err != nil {
+		if sess != nil {
+			sess.Close()
+		}
+		return exitf(exitUsage, "%v", err)
 	}
 	wired, err := resolveProvider(f.providerFlags, os.Getenv, stderr)
 	if err != nil {
@@ -207,11 +218,15 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 		return err
 	}
+	if sess != nil {
+		sayChanges(stderr, was, ws, wired, f.permission)
+	}
 	defer wired.close()
 	if sess == nil {
 		id := session.NewID(time.Now())
 		s, err := session.Create(filepath.Join(session.ProjectDir(root, ws), id), opts, &record.SessionStarted{
 			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
+			BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission,
 		})
 		if err != nil {
 			return exitf(exitFailed, "cannot create the session: %v", err)
@@ -223,6 +238,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	ds := doors(ws, wired, f)
 	a := agent.New(agent.Config{
 		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
+		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission,
 		System: systemPrompt(ws), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
 	})
 	out := newPrinter(stdout, stderr, f.asJSON)

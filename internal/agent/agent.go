@@ -34,14 +34,18 @@ type Wire interface {
 
 // Config is what an Agent is built from. cmd/rein wires it.
 type Config struct {
-	Session   *session.Session
-	Wire      Wire
-	Provider  string // the provider's name, for events
-	Model     string
-	MaxTokens int
-	Thinking  int
-	System    string
-	Runner    *tool.Runner
+	Session  *session.Session
+	Wire     Wire
+	Provider string // the provider's name, for events
+	Model    string
+	// BaseURL and PermissionMode are recorded with the session's start and each resume, so a
+	// resume goes back to the same server under the same mode.
+	BaseURL        string
+	PermissionMode string
+	MaxTokens      int
+	Thinking       int
+	System         string
+	Runner         *tool.Runner
 	// Doors are tools that act on the session itself (context, transcript, agents); they are
 	// offered after the runner's tools, judged by the runner's policy and run by the loop.
 	Doors    []Door
@@ -150,9 +154,11 @@ func (a *Agent) Settle(cwd, version string) error {
 	}
 	if st.Meta().Session == "" {
 		// The record is empty (a crash right after it was created): start it now.
-		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version})
+		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
+			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode})
 	}
-	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version})
+	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
+		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode})
 }
 
 // TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt

@@ -128,6 +128,11 @@ func Find(root, cwd, ref string) (Entry, error) {
 	}
 	switch len(hits) {
 	case 0:
+		// A whole id names one session wherever it lives: its workspace is then the caller's to
+		// judge (a session belongs to the workspace it was started in).
+		if elsewhere, err := filepath.Glob(filepath.Join(root, "sessions", "*", ref, journal.FileName)); err == nil && len(elsewhere) == 1 && !strings.ContainsAny(ref, "*?[") {
+			return Entry{ID: ref, Dir: filepath.Dir(elsewhere[0]), Path: elsewhere[0]}, nil
+		}
 		return Entry{}, fmt.Errorf("no session %q in this workspace (%s); `rein sessions` lists them", ref, cwd)
 	case 1:
 		return hits[0], nil
