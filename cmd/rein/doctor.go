@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -51,11 +52,15 @@ Exit codes: 0 admissible, 1 refused, 2 usage error.`,
 }
 
 func doctor(out io.Writer, path string, dry, repair bool) error {
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return exitf(exitUsage, "no record at %s", path)
 		}
 		return exitf(exitUsage, "%v", err)
+	}
+	if err := sniff(out, path, fi); err != nil || fi.Size() == 0 {
+		return err
 	}
 	st := fold.New()
 	var good int64 // the end of the last line judged admissible
@@ -72,7 +77,6 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 		return nil
 	}
 	var rep journal.Report
-	var err error
 	if dry {
 		rep, err = journal.Inspect(fsys.OS{}, path, verify)
 	} else {
@@ -116,6 +120,34 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 		} else {
 			fmt.Fprintf(out, "  torn tail: %d bytes quarantined to %s%s and trimmed\n", rep.Torn, path, journal.TornSuffix)
 		}
+	}
+	return nil
+}
+
+// sniff says what a file is when it is not a record rein can judge line by line: empty, or not a
+// rein record at all (which --repair must never "repair" by moving all of it aside).
+func sniff(out io.Writer, path string, fi fs.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return exitf(exitUsage, "%s is not a regular file; a session's record is the record.jsonl in its directory (`rein sessions` lists them)", path)
+	}
+	if fi.Size() == 0 {
+		fmt.Fprintf(out, "admissible: %s is empty, it holds no records\n  a session's record is empty only when a crash came right after it was created; `rein resume` starts such a session\n", path)
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return exitf(exitFailed, "%v", err)
+	}
+	defer f.Close()
+	// A damaged record still holds record lines; a file with none in its first 64 KiB is
+	// something else.
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	// Zeros are what a crash leaves of unsynced pages: a torn tail, which doctor quarantines.
+	zeros := len(bytes.Trim(head, "\x00")) == 0
+	if !zeros && !bytes.HasPrefix(head, []byte(`{"v":`)) && !bytes.Contains(head, []byte("\n{\"v\":")) {
+		return exitf(exitFailed, "%s is not a rein record: no line of it is a record line ({\"v\":…); a session's record is the record.jsonl in its directory (`rein sessions` lists them). Nothing was changed", path)
 	}
 	return nil
 }

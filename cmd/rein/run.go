@@ -160,8 +160,11 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}
 	// The rules and the mode are judged before anything is opened or created: a misspelt rule
 	// leaves no session behind.
-	if _, err := buildRunner(ws, f.permission, f.allow, f.deny); err != nil {
+	if _, err := policyFrom(f.permission, f.allow, f.deny); err != nil {
 		return exitf(exitUsage, "%v", err)
+	}
+	if err := allowHasEffect(f); err != nil {
+		return err
 	}
 	opts := session.Options{Redact: redactText}
 	var sess *session.Session
