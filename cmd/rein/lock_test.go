@@ -323,7 +323,7 @@ func TestKilledHolderReleasesAtOnce(t *testing.T) {
 // TestRefusedWhileRunning: while `rein run` works on a session (its tool sleeping), `rein resume`,
 // `rein clear`, `rein rewind` and `rein doctor --repair` are refused with exit 4, naming the
 // run's pid and saying what to do, and change nothing; `rein doctor` calls the record live, held by
-// that pid, not "left in flight"; `rein fork` and `rein show` read it. Once the run is stopped the
+// that pid, not "left in flight", and so do `rein show` and `rein sessions`; `rein fork` reads it. Once the run is stopped the
 // record is settled and the session goes on.
 func TestRefusedWhileRunning(t *testing.T) {
 	sb := newSandbox(t)
@@ -362,8 +362,11 @@ func TestRefusedWhileRunning(t *testing.T) {
 			t.Errorf("rein %s while the run works:\n%s\nwant admissible, live, held by %s", strings.Join(args, " "), res, holder)
 		}
 	}
-	if res := sb.rein(t, "show", id); res.code != 0 {
+	if res := sb.rein(t, "show", id); res.code != 0 || !strings.Contains(res.stdout, "held by "+holder) {
 		t.Errorf("show while the run works:\n%s", res)
+	}
+	if res := sb.rein(t, "sessions"); res.code != 0 || !strings.Contains(res.stdout, fmt.Sprintf("live (pid %d)", pid)) {
+		t.Errorf("sessions while the run works:\n%s", res)
 	}
 	if res := sb.rein(t, "fork", id); res.code != 0 || !strings.Contains(res.stdout, "forked "+id) {
 		t.Errorf("fork while the run works:\n%s", res)
