@@ -178,9 +178,9 @@ func TestAnUnnamedHolderIsWaitedOut(t *testing.T) {
 		}
 		return f
 	}
-	f := probe()
+	brief := probe()
 	const held = 20 * time.Millisecond
-	time.AfterFunc(held, func() { f.Close() })
+	time.AfterFunc(held, func() { brief.Close() })
 	start := time.Now()
 	w, _, err = Open(fsys.OS{}, w.Path(), decode)
 	if err != nil {
@@ -193,8 +193,8 @@ func TestAnUnnamedHolderIsWaitedOut(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f = probe()
-	defer f.Close()
+	stays := probe()
+	defer stays.Close()
 	_, _, err = Open(fsys.OS{}, w.Path(), decode)
 	var he *HeldError
 	if !errors.As(err, &he) || he.Holder.Known() || !strings.Contains(err.Error(), "has not said who it is") {
