@@ -43,8 +43,8 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object per line instead of human output")
 	cmd.Flags().IntVar(&f.maxTurns, "max-turns", 200, "the most model turns one exchange may take")
 	cmd.Flags().StringVar(&f.permission, "permission-mode", "workspace", "read-only, workspace, ask (chat and serve ask you before a call that writes or runs) or full")
-	cmd.Flags().StringSliceVar(&f.allow, "allow", nil, `allow rules, e.g. "bash(git status*)" (repeatable)`)
-	cmd.Flags().StringSliceVar(&f.deny, "deny", nil, `deny rules, e.g. "bash(git push*)" (repeatable; deny wins)`)
+	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, `a rule letting matching calls run unasked, e.g. "bash(git status*)" (repeatable; rein run --help says how rules match)`)
+	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, `a rule refusing matching calls, e.g. "bash(git push*)" (repeatable; deny wins; adds to the config file's deny) — a convenience, not a boundary`)
 	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", 8192, "the output limit of each reply")
 }
 
@@ -66,7 +66,9 @@ A session has one writer at a time: while another process (a rein run, a host) i
 writing it, rein run --resume refuses, naming that process, and exits 4.
 
 Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
-4 the session is held by another process, 130 stopped, 141 standard output closed.`,
+4 the session is held by another process, 130 stopped, 141 standard output closed.
+
+` + rulesHelp,
 		Example: `  rein run --provider sim "list the files here"
   ANTHROPIC_API_KEY=... rein run "fix the failing test in ./parser"
   rein run --resume 20261129-194512 "now add a test for it"
@@ -160,6 +162,12 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
+	// The rules and the mode are judged before anything is opened or created: a misspelt rule
+	// leaves no session behind.
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+	if err != nil {
+		return exitf(exitUsage, "%v", err)
+	}
 	opts := session.Options{Redact: redactText}
 	var sess *session.Session
 	resumed := false
@@ -225,10 +233,6 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		sess = s
 	}
 	defer sess.Close()
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
-	if err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
 
 	ds := doors(ws, wired, f)
 	a := agent.New(agent.Config{
@@ -310,11 +314,19 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	out.result(sess, res)
 	switch {
 	case res.Err != nil && res.Reason != fold.Cancelled:
+		var pe *provider.Error
+		if !f.asJSON && errors.As(res.Err, &pe) {
+			// The provider's error was printed as it was recorded; say only what it ended.
+			return exitf(exitFailed, "the exchange ended on the provider error above%s", wayOut(res.Err, sess.ID()))
+		}
 		return exitf(exitFailed, "%s%s", oneLine(res.Err), wayOut(res.Err, sess.ID()))
 	case res.Reason == fold.Cancelled:
 		return exitf(exitStopped, "")
 	case res.Reason == fold.Limit:
-		return exitf(exitLimit, "the exchange reached its limit of %d turns; `rein resume \"continue\"` goes on", f.maxTurns)
+		if !f.asJSON {
+			return exitf(exitLimit, "to go on: rein resume %s \"continue\"", sess.ID()) // the limit was printed as recorded
+		}
+		return exitf(exitLimit, "the exchange reached its limit of %d turns; to go on: rein resume %s \"continue\"", f.maxTurns, sess.ID())
 	}
 	return nil
 }
@@ -381,6 +393,8 @@ type printer struct {
 	err     io.Writer
 	json    bool
 	midLine bool
+	// attemptText: text of the reply being streamed was printed since its attempt began.
+	attemptText bool
 }
 
 func newPrinter(out, errw io.Writer, asJSON bool) *printer {
@@ -444,17 +458,25 @@ func (p *printer) update(s *session.Session, u session.Update) {
 		case "text":
 			fmt.Fprint(p.out, u.Live.Text)
 			p.midLine = !strings.HasSuffix(u.Live.Text, "\n")
+			p.attemptText = p.attemptText || u.Live.Text != ""
 		case "restart":
+			// What this attempt printed is not what the model said: the record will hold only
+			// the retried reply. Say so where the text went, not only on stderr.
+			if p.attemptText {
+				p.line(p.out, "[rein: the text above was discarded: the stream failed and the reply is being retried]\n")
+				p.attemptText = false
+			}
 			p.line(p.err, "rein: the stream failed after output began; retrying from the start\n")
-		case "status":
-			p.line(p.err, "rein: %s\n", u.Live.Text)
 		case "tool_start":
 			p.line(p.out, "⏺ %s\n", callSummary(u.Live.Name, u.Live.Text))
 		}
 		return
 	}
 	switch b := u.Record.Body.(type) {
+	case *record.TurnStarted:
+		p.attemptText = false
 	case *record.AssistantMessage:
+		p.attemptText = false
 		if p.midLine {
 			fmt.Fprintln(p.out)
 			p.midLine = false
@@ -466,13 +488,27 @@ func (p *printer) update(s *session.Session, u session.Update) {
 	case *record.Repaired:
 		p.line(p.err, "rein: repaired the reply: %s\n", b.What)
 	case *record.ProviderError:
-		p.line(p.err, "rein: provider error: %s (%d) %s\n", b.Class, b.Status, b.Message)
+		if b.Status != 0 {
+			p.line(p.err, "rein: provider error: %s (%d): %s\n", b.Class, b.Status, b.Message)
+		} else {
+			p.line(p.err, "rein: provider error: %s: %s\n", b.Class, b.Message)
+		}
+	case *record.RetryScheduled:
+		p.line(p.err, "rein: retrying in %s (attempt %d)\n", (time.Duration(b.DelayMs) * time.Millisecond).String(), b.Attempt+1)
 	case *record.Quiesced:
 		if len(b.Answered) > 0 {
 			p.line(p.err, "rein: answered %d owed tool call(s) (%s)\n", len(b.Answered), b.Reason)
 		}
 	case *record.Failure:
 		p.line(p.err, "rein: %s\n", b.Message)
+	case *record.Pressure:
+		if b.Limit > 0 {
+			p.line(p.err, "rein: the provider refused the context as too long; this session now keeps to its limit of %d tokens\n", b.Limit)
+		}
+	case *record.Evicted:
+		if b.By == record.ByHarness {
+			p.line(p.err, "rein: evicted turns %d–%d to stay within the context window (they stay readable: rein show, or the transcript tool)\n", b.From, b.To)
+		}
 	}
 }
 

@@ -159,6 +159,9 @@ type Meta struct {
 	// Chosen: a model_changed event chose Provider and Model (a person switched models), so a
 	// session reopened keeps them rather than its host's defaults.
 	Chosen bool
+	// Limit is the smallest context limit a provider's refusal taught this session (a pressure
+	// event's limit), in tokens, or 0. A model change forgets it: it was that model's.
+	Limit int64
 }
 
 // Submission is the folded lifecycle of one host submission (DESIGN §12.2).
@@ -480,7 +483,12 @@ func (s *State) applyEvent(r record.Record) {
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
 		s.meta.Resumes++
+	case *record.Pressure:
+		if b.Limit > 0 && (s.meta.Limit == 0 || b.Limit < s.meta.Limit) {
+			s.meta.Limit = b.Limit
+		}
 	case *record.ModelChanged:
+		s.meta.Limit = 0
 		s.meta.Provider, s.meta.Model, s.meta.Chosen = b.Provider, b.Model, true
 		if b.ContextWindow > 0 {
 			s.meta.ContextWindow = b.ContextWindow

@@ -436,7 +436,7 @@ func origin(path string) (op, title string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("read the first record of %s: %w", path, err)
 	}
-	r, err := record.Decode(line, 1)
+	r, err := record.DecodeWith(line, 1, journal.Blobs(fsys.OS{}, path))
 	if err != nil {
 		return "", "", err
 	}

@@ -352,11 +352,15 @@ type ModelChanged struct {
 	Op            string `json:"op,omitempty"`
 }
 
-// Pressure records a context-pressure decision (a soft-line reminder or a hard-line eviction).
+// Pressure records a context-pressure decision: a soft-line reminder, a hard-line eviction, or an
+// eviction after the provider refused a request as too long (line context_length).
 type Pressure struct {
-	Line   string `json:"line"` // soft or hard
+	Line   string `json:"line"` // soft, hard or context_length
 	Used   int64  `json:"used"`
 	Window int64  `json:"window"`
+	// Limit is what a provider's prompt-too-long refusal taught of the real context limit, in
+	// tokens: the window the session keeps to from then on (0: nothing learned).
+	Limit int64 `json:"limit,omitempty"`
 }
 
 // Failure records why an exchange or session ended in error, in words for a person.

@@ -52,7 +52,7 @@ func samples() map[Kind]Payload {
 		KindHold:           &Hold{},
 		KindReleased:       &Released{},
 		KindModelChanged:   &ModelChanged{Provider: "anthropic", Model: "claude-sonnet-4-5", ContextWindow: 200000},
-		KindPressure:       &Pressure{Line: "soft", Used: 150000, Window: 200000},
+		KindPressure:       &Pressure{Line: "context_length", Used: 150000, Window: 200000, Limit: 131072},
 		KindFailure:        &Failure{Message: "three repairs in one exchange"},
 		KindSubmission:     &Submission{ID: "m1", Op: "op1", State: "accepted", Text: "hi"},
 		KindStop:           &Stop{Op: "op2", Turn: 7},
