@@ -33,7 +33,12 @@ record keeps every line before it. That is the right repair when a crash on a
 filesystem that writes pages out of order damaged the unsynced tail; for a record
 edited by hand, look at the refusal first.
 
-Exit codes: 0 admissible, 1 refused, 2 usage error.`,
+A record another process is writing now (a rein run, a host) is live: doctor reads it
+without touching it and says who holds it ("live: held by pid N (command)"); what is
+in flight there is that process's work in progress, and bytes after its last complete
+line are the line it is writing, not a torn tail. --repair refuses a live record.
+
+Exit codes: 0 admissible, 1 refused, 2 usage error, 4 live and --repair asked.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := resolveRecord(args[0])
@@ -77,11 +82,25 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 		return nil
 	}
 	var rep journal.Report
+	// live names the process writing the record now, if one is: doctor then only reads.
+	var live *fsys.Holder
 	if dry {
+		if h, held, lerr := journal.Live(fsys.OS{}, path); lerr == nil && held {
+			live = &h
+		}
 		rep, err = journal.Inspect(fsys.OS{}, path, verify)
 	} else {
 		var w *journal.Writer
 		w, rep, err = journal.Open(fsys.OS{}, path, verify)
+		var held *journal.HeldError
+		if errors.As(err, &held) {
+			if repair {
+				herr, _ := heldRefusal("cannot repair", err)
+				return herr
+			}
+			live = &held.Holder
+			rep, err = journal.Inspect(fsys.OS{}, path, verify) // Open read nothing
+		}
 		if w != nil {
 			w.Close()
 		}
@@ -94,11 +113,17 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 		} else {
 			fmt.Fprintf(out, "refused: record %d: %s\n", refused.Line, refused.Reason)
 		}
+		if live != nil {
+			fmt.Fprintf(out, "  live: held by %s; stop it before any repair\n", live)
+		}
 		if !repair {
 			fmt.Fprintf(out, "  %s was not changed (--repair would move record %d and everything after it to %s%s)\n", path, refused.Line, path, journal.TornSuffix)
 			return exitf(exitFailed, "")
 		}
 		moved, err := journal.Cut(fsys.OS{}, path, good)
+		if herr, ok := heldRefusal("cannot repair", err); ok {
+			return herr
+		}
 		if err != nil {
 			return exitf(exitFailed, "repair: %v", err)
 		}
@@ -111,13 +136,19 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 	s := st.Stats()
 	fmt.Fprintf(out, "admissible: %s\n", path)
 	fmt.Fprintf(out, "  records %d, turns %d (resident %d), residues %d, phase %s, bytes %d\n", s.Records, s.Turns, s.Resident, s.Residues, s.Phase, s.Bytes)
-	if st.InFlight() || !st.IsReady() {
+	switch {
+	case live != nil:
+		fmt.Fprintf(out, "  live: held by %s, which is writing it now\n", live)
+	case st.InFlight() || !st.IsReady():
 		fmt.Fprintf(out, "  the last exchange was left in flight; a resume settles it (owed calls answered, reason crashed)\n")
 	}
 	if rep.Torn > 0 {
-		if dry {
+		switch {
+		case live != nil:
+			fmt.Fprintf(out, "  %d bytes after the last complete line: the line its writer is appending (left alone)\n", rep.Torn)
+		case dry:
 			fmt.Fprintf(out, "  torn tail: %d bytes after the last complete line (not quarantined: --dry-run)\n", rep.Torn)
-		} else {
+		default:
 			fmt.Fprintf(out, "  torn tail: %d bytes quarantined to %s%s and trimmed\n", rep.Torn, path, journal.TornSuffix)
 		}
 	}
