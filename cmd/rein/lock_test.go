@@ -551,6 +551,18 @@ func raceOnce(t testing.TB, sb *sandbox, id, script, prompt string) (int, error)
 			return 0, err
 		}
 	case <-done:
+		// The winner may end the moment its gate opens: both cases ready, select chose this one.
+		select {
+		case err := <-opened:
+			if err != nil {
+				return 0, err
+			}
+			if codes[win] != 0 {
+				return 0, fmt.Errorf("the winner exited %d\n%s", codes[win], errs[win])
+			}
+			return first, nil
+		default:
+		}
 		unblock()
 		return 0, fmt.Errorf("the winner ended before its gate opened (exit %d)\n%s", codes[win], errs[win])
 	case <-timeout:
