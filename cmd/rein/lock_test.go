@@ -551,7 +551,7 @@ func raceOnce(t testing.TB, sb *sandbox, id, script, prompt string) (int, error)
 			return 0, err
 		}
 	case <-done:
-		// The winner may end the moment its gate opens: both cases ready, select chose this one.
+		// The winner may end the moment its gate opens, before the write that opened it returns.
 		select {
 		case err := <-opened:
 			if err != nil {
@@ -561,7 +561,7 @@ func raceOnce(t testing.TB, sb *sandbox, id, script, prompt string) (int, error)
 				return 0, fmt.Errorf("the winner exited %d\n%s", codes[win], errs[win])
 			}
 			return first, nil
-		default:
+		case <-time.After(2 * time.Second):
 		}
 		unblock()
 		return 0, fmt.Errorf("the winner ended before its gate opened (exit %d)\n%s", codes[win], errs[win])
