@@ -3,8 +3,9 @@ package fstool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io/fs"
+	"os"
 	"path"
 	"strings"
 
@@ -59,11 +60,31 @@ func (t writeFile) Run(ctx context.Context, call tool.Call) tool.Result {
 		}
 		verb = "overwrote"
 	}
-	// An existing file keeps its mode; a new one gets 0644 less the umask.
-	if err := t.w.root.WriteFile(rel, []byte(a.Content), 0o644); err != nil {
+	if err := t.w.checkRegular(rel, a.Path, "write_file writes"); err != nil {
+		return t.w.fail(a.Path, err)
+	}
+	// An existing file keeps its mode; a new one gets 0644 less the umask. The file is truncated
+	// only once it is known to be a regular file.
+	f, _, err := t.w.openRegular(rel, os.O_WRONLY|os.O_CREATE, 0o644, a.Path, "write_file writes")
+	if err != nil {
+		return t.w.fail(a.Path, err)
+	}
+	if err := replace(f, []byte(a.Content)); err != nil {
 		return t.w.fail(a.Path, err)
 	}
 	return tool.Success(fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, a.Path, len(a.Content), lineCount(a.Content)))
+}
+
+// replace makes data the whole content of the open regular file f, and closes it.
+func replace(f *os.File, data []byte) error {
+	err := f.Truncate(0)
+	if err == nil {
+		_, err = f.WriteAt(data, 0)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func lineCount(s string) int {
@@ -73,6 +94,9 @@ func lineCount(s string) int {
 	}
 	return n
 }
+
+// maxEditFile bounds the file edit_file reads whole.
+const maxEditFile = 16 << 20
 
 type editFile struct{ w *Workspace }
 
@@ -124,8 +148,21 @@ func (t editFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	if fi.IsDir() {
 		return tool.Failure("%s is a directory", a.Path)
 	}
-	data, err := t.w.root.ReadFile(rel)
+	if err := t.w.checkRegular(rel, a.Path, "edit_file edits"); err != nil {
+		return t.w.fail(a.Path, err)
+	}
+	f, fi, err := t.w.openRegular(rel, os.O_RDWR, 0, a.Path, "edit_file edits")
 	if err != nil {
+		return t.w.fail(a.Path, err)
+	}
+	defer f.Close()
+	data, err := readAll(ctx, f, fi.Size(), maxEditFile)
+	switch {
+	case ctx.Err() != nil:
+		return interrupted(fmt.Sprintf("edit_file stopped reading %s, which it left unchanged,", a.Path))
+	case errors.Is(err, errTooLarge):
+		return tool.Failure("%s is larger than %d MiB, the most edit_file edits; change it with a command in bash (sed, say)", a.Path, maxEditFile>>20)
+	case err != nil:
 		return t.w.fail(a.Path, err)
 	}
 	if isBinary(data) {
@@ -148,7 +185,7 @@ func (t editFile) Run(ctx context.Context, call tool.Call) tool.Result {
 		text = text[:first] + a.New + text[first+len(a.Old):]
 		n = 1
 	}
-	if err := t.w.root.WriteFile(rel, []byte(text), fi.Mode()&fs.ModePerm); err != nil {
+	if err := replace(f, []byte(text)); err != nil {
 		return t.w.fail(a.Path, err)
 	}
 	line := 1 + strings.Count(string(data[:first]), "\n")
