@@ -143,4 +143,3 @@ func (g globTool) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	return tool.Success(b.String())
 }
-
