@@ -65,7 +65,10 @@ func (s *search) notes(where, narrow string) []string {
 	if s.full {
 		out = append(out, fmt.Sprintf("stopped after visiting %d entries, the most one search visits: what is above comes from that part only; narrow the %s", s.lim.entries, narrow))
 	}
-	if s.deep > 0 {
+	switch {
+	case s.deep == 1:
+		out = append(out, fmt.Sprintf("1 directory %d levels below %s was not searched, the deepest a search goes; search under it with path", s.lim.depth, where))
+	case s.deep > 1:
 		out = append(out, fmt.Sprintf("%d directories %d levels below %s were not searched, the deepest a search goes; search under one of them with path", s.deep, s.lim.depth, where))
 	}
 	return out
