@@ -76,15 +76,19 @@ func (w *Workspace) openRegular(rel string, flag int, perm fs.FileMode, name, do
 	return f, fi, nil
 }
 
-// checkRegular refuses by name, before anything opens it, a path that exists and is not a regular
-// file (nor a directory, which each tool answers in its own words), so that a device is not even
-// opened. openRegular checks again after opening.
-func (w *Workspace) checkRegular(rel, name, does string) error {
+// statRegular looks at rel before anything opens it, following symbolic links inside the
+// workspace, and returns what it is; something that exists and is neither a regular file nor a
+// directory (which each tool answers in its own words) is refused by name, so that a device is not
+// even opened. openRegular judges again after opening.
+func (w *Workspace) statRegular(rel, name, does string) (fs.FileInfo, error) {
 	fi, err := w.root.Stat(rel)
-	if err != nil || fi.IsDir() || fi.Mode().IsRegular() {
-		return nil
+	if err != nil {
+		return nil, err
 	}
-	return &IrregularError{Path: name, Kind: kindOf(fi.Mode()), Does: does}
+	if !fi.IsDir() && !fi.Mode().IsRegular() {
+		return nil, &IrregularError{Path: name, Kind: kindOf(fi.Mode()), Does: does}
+	}
+	return fi, nil
 }
 
 // readChunk is how much readAll reads between looks at ctx.

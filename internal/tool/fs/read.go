@@ -63,10 +63,9 @@ func (r readFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	if err != nil {
 		return r.w.fail(a.Path, err)
 	}
-	if err := r.w.checkRegular(rel, a.Path, "read_file reads"); err != nil {
+	if fi, err := r.w.statRegular(rel, a.Path, "read_file reads"); err != nil {
 		return r.w.fail(a.Path, err)
-	}
-	if fi, err := r.w.root.Stat(rel); err == nil && fi.IsDir() {
+	} else if fi.IsDir() {
 		return tool.Failure("%s is a directory; list it with glob", a.Path)
 	}
 	f, fi, err := r.w.openRegular(rel, os.O_RDONLY, 0, a.Path, "read_file reads")

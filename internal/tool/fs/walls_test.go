@@ -520,3 +520,19 @@ func TestBoundedPatterns(t *testing.T) {
 		t.Errorf("40 consecutive **: %s %q", r.Outcome, r.Content)
 	}
 }
+
+// TestEditFileBounded: edit_file reads a file whole, so one past maxEditFile is refused, saying
+// what to use instead, without being read.
+func TestEditFileBounded(t *testing.T) {
+	w, dir := setup(t, nil)
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, "big.txt"), maxEditFile+1); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, w.EditFile(), map[string]any{"path": "big.txt", "old": "old", "new": "new"})
+	if want := "big.txt is larger than 16 MiB, the most edit_file edits; change it with a command in bash (sed, say)"; r.Outcome != record.Failed || r.Content != want {
+		t.Errorf("got %s %q", r.Outcome, r.Content)
+	}
+}

@@ -54,14 +54,15 @@ func (t writeFile) Run(ctx context.Context, call tool.Call) tool.Result {
 		}
 	}
 	verb := "created"
-	if fi, err := t.w.root.Stat(rel); err == nil {
-		if fi.IsDir() {
-			return tool.Failure("%s is a directory", a.Path)
-		}
-		verb = "overwrote"
-	}
-	if err := t.w.checkRegular(rel, a.Path, "write_file writes"); err != nil {
+	fi, err := t.w.statRegular(rel, a.Path, "write_file writes")
+	var irr *IrregularError
+	switch {
+	case errors.As(err, &irr):
 		return t.w.fail(a.Path, err)
+	case err == nil && fi.IsDir():
+		return tool.Failure("%s is a directory", a.Path)
+	case err == nil:
+		verb = "overwrote"
 	}
 	// An existing file keeps its mode; a new one gets 0644 less the umask. The file is truncated
 	// only once it is known to be a regular file.
@@ -69,21 +70,22 @@ func (t writeFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	if err != nil {
 		return t.w.fail(a.Path, err)
 	}
-	if err := replace(f, []byte(a.Content)); err != nil {
+	err = replace(f, []byte(a.Content))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return t.w.fail(a.Path, err)
 	}
 	return tool.Success(fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, a.Path, len(a.Content), lineCount(a.Content)))
 }
 
-// replace makes data the whole content of the open regular file f, and closes it.
+// replace makes data the whole content of the open regular file f.
 func replace(f *os.File, data []byte) error {
-	err := f.Truncate(0)
-	if err == nil {
-		_, err = f.WriteAt(data, 0)
+	if err := f.Truncate(0); err != nil {
+		return err
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	_, err := f.WriteAt(data, 0)
 	return err
 }
 
@@ -141,15 +143,16 @@ func (t editFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	if err != nil {
 		return t.w.fail(a.Path, err)
 	}
-	fi, err := t.w.root.Stat(rel)
+	fi, err := t.w.statRegular(rel, a.Path, "edit_file edits")
 	if err != nil {
 		return t.w.fail(a.Path, err)
 	}
 	if fi.IsDir() {
 		return tool.Failure("%s is a directory", a.Path)
 	}
-	if err := t.w.checkRegular(rel, a.Path, "edit_file edits"); err != nil {
-		return t.w.fail(a.Path, err)
+	tooLarge := tool.Failure("%s is larger than %d MiB, the most edit_file edits; change it with a command in bash (sed, say)", a.Path, maxEditFile>>20)
+	if fi.Size() > maxEditFile {
+		return tooLarge
 	}
 	f, fi, err := t.w.openRegular(rel, os.O_RDWR, 0, a.Path, "edit_file edits")
 	if err != nil {
@@ -161,7 +164,7 @@ func (t editFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	case ctx.Err() != nil:
 		return interrupted(fmt.Sprintf("edit_file stopped reading %s, which it left unchanged,", a.Path))
 	case errors.Is(err, errTooLarge):
-		return tool.Failure("%s is larger than %d MiB, the most edit_file edits; change it with a command in bash (sed, say)", a.Path, maxEditFile>>20)
+		return tooLarge
 	case err != nil:
 		return t.w.fail(a.Path, err)
 	}
@@ -185,7 +188,11 @@ func (t editFile) Run(ctx context.Context, call tool.Call) tool.Result {
 		text = text[:first] + a.New + text[first+len(a.Old):]
 		n = 1
 	}
-	if err := replace(f, []byte(text)); err != nil {
+	err = replace(f, []byte(text))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return t.w.fail(a.Path, err)
 	}
 	line := 1 + strings.Count(string(data[:first]), "\n")
