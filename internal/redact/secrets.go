@@ -233,7 +233,7 @@ func base64Forms(v []byte) []string {
 		buf := make([]byte, a+len(v))
 		copy(buf[a:], v)
 		enc := base64.RawStdEncoding.EncodeToString(buf)
-		from := (8*a + 5) / 6       // the first character with no bit of the a bytes before
+		from := (8*a + 5) / 6      // the first character with no bit of the a bytes before
 		to := 8 * (a + len(v)) / 6 // past the last character with no bit of what comes after
 		if to > from {
 			out = append(out, enc[from:to])
