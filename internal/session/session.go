@@ -26,8 +26,8 @@ import (
 
 // Options are the injected edges of a session.
 type Options struct {
-	FS     fsys.FS
-	Now    func() time.Time
+	FS  fsys.FS
+	Now func() time.Time
 	// Redact takes secrets out of every text a record carries from outside (tool output, model
 	// text, provider errors: see redact.go) before it is written, and out of live events before
 	// they are published. Default: nothing is redacted.
