@@ -33,13 +33,16 @@ const maxHold = 64 << 10
 //     only on the value's own bits, as GitHub Actions masks them);
 //   - its hex, lower and upper case.
 //
-// Encoded forms are found across line breaks (base64 and xxd -p wrap their output) and JSON
-// escapes of them, hex also across blanks and colons (od, hexdump -ve). Each form found becomes
-// [REDACTED:<name>]; then the well-known key shapes are redacted as Redact does.
+// A form is found whole across line breaks (base64 and xxd -p wrap their output) and JSON escapes
+// of them, hex also across blanks and colons (od -An -tx1, xxd -p -c 4); and in pieces, wherever
+// sixteen bytes or more of one stand together (minFrag): a form cut off by a truncation, split by
+// cut or fold, shown a line at a time in a dump's ASCII column. Each becomes [REDACTED:<name>];
+// then the well-known key shapes are redacted as Redact does.
 //
-// It does not catch a value transformed in any other way: reversed, split, hex-dumped with
-// offsets and an ASCII column (xxd, hexdump -C), compressed, base32. The redactor is a net for
-// echoes — a provider that repeats the key in an error, a tool that prints its environment — and
+// It does not catch a value transformed any other way: reversed, spelt out a character at a time
+// (od -c), hex grouped with offsets (xxd, hexdump -C: only the ASCII column's pieces of sixteen
+// are caught), compressed, base32, or cut into pieces shorter than sixteen bytes. The redactor is
+// a net for echoes (a provider repeating the key in an error, a tool printing its environment);
 // the non-dumpable process (cmd/rein) is what keeps a tool from reading the keys at all.
 //
 // The zero value holds none and is ready to use. It is safe for concurrent use; Add may be called
@@ -121,7 +124,7 @@ func (s *Secrets) Safe(text string) int {
 	if m != nil {
 		var open int
 		spans, open = m.find(text)
-		p = min(p, open)
+		p = min(p, open, m.openRun(text))
 	}
 	// Key shapes found in full hold the cut back too when it would fall inside them; one that
 	// reaches the end could still grow.
@@ -255,19 +258,56 @@ type span struct {
 	name       string
 }
 
+// minFrag is the shortest run of a form found on its own: a key cut by a truncation (head -c, a
+// tool's elided middle, a provider's clipped message), split into pieces (cut, fold) or shown a
+// line at a time (the ASCII column of xxd) is redacted wherever sixteen or more bytes of one of
+// its forms stand together. Sixteen bytes of base64 or of a key's random part are never found by
+// chance; a key's public prefix is shorter (sk-ant-api03- is 13).
+const minFrag = 16
+
+// gram is the length of the pieces runs are found by. A run of minFrag = 2*gram bytes holds a
+// whole gram at a position that is a multiple of gram, so only those positions are looked up.
+const gram = minFrag / 2
+
+// gramRef is where a gram lies in a pattern.
+type gramRef struct{ pat, off int32 }
+
 // matcher is one immutable generation of a Secrets: its values and their patterns, indexed by
-// first byte.
+// first byte and by every gram.
 type matcher struct {
 	values map[string]bool
 	pats   []pattern
 	first  [256][]int32
+	pairs  [256 * 256 / 64]uint64 // the first two bytes of every pattern, as a bit set
+	grams  map[uint64][]gramRef
+	bloom  []uint64 // a bit per hash of a gram: most positions are passed without a map lookup
 }
 
+const bloomBits = 20
+
+func bloomBit(g uint64) uint64 { return g * 0x9E3779B97F4A7C15 >> (64 - bloomBits) }
+
 func (m *matcher) index() {
+	m.grams = map[uint64][]gramRef{}
+	m.bloom = make([]uint64, 1<<bloomBits/64)
 	for i, p := range m.pats {
 		c := p.text[0]
 		m.first[c] = append(m.first[c], int32(i))
+		pair := int(c)<<8 | int(p.text[1])
+		m.pairs[pair/64] |= 1 << (pair % 64)
+		for o := 0; o+gram <= len(p.text); o++ {
+			g := load8(p.text, o)
+			m.grams[g] = append(m.grams[g], gramRef{int32(i), int32(o)})
+			h := bloomBit(g)
+			m.bloom[h/64] |= 1 << (h % 64)
+		}
 	}
+}
+
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 // replace returns s with every span find reports replaced by its placeholder.
@@ -290,51 +330,105 @@ func (m *matcher) replace(s string) string {
 	return b.String()
 }
 
-// find returns the spans of s that hold a form of a value, merged where they overlap, in order;
-// and where the earliest form cut off by the end of s begins (len(s) when none is).
+// find returns the spans of s that hold a form of a value (whole, across separators; or a run of
+// at least minFrag bytes of one; or at least minFrag bytes of one cut off by the end of s),
+// merged where they overlap, in order; and where the earliest form or run that more text could
+// still extend begins (len(s) when none could).
 func (m *matcher) find(s string) ([]span, int) {
 	var spans []span
 	open := len(s)
+	gramFrom := 0 // grams starting before this lie in a run already found
 	for i := 0; i < len(s); i++ {
 		cands := m.first[s[i]]
-		if len(cands) == 0 {
-			continue
-		}
-		best := span{start: i, end: -1}
-		for _, pi := range cands {
-			p := &m.pats[pi]
-			end, cut := matchAt(s, i, p)
-			switch {
-			case cut:
-				open = min(open, i)
-			case end > best.end:
-				best.end, best.name = end, p.name
+		if len(cands) > 0 && i+1 < len(s) && !separator[s[i+1]] {
+			if pair := int(s[i])<<8 | int(s[i+1]); m.pairs[pair/64]&(1<<(pair%64)) == 0 {
+				cands = nil
 			}
 		}
-		if best.end < 0 {
+		for _, pi := range cands {
+			p := &m.pats[pi]
+			end, k := matchAt(s, i, p)
+			switch {
+			case end >= 0:
+				spans = append(spans, span{i, end, p.name})
+			case k > 0: // cut off by the end of s
+				open = min(open, i)
+				if k >= minFrag {
+					spans = append(spans, span{i, len(s), p.name})
+				}
+			}
+		}
+		if i%gram != 0 || i < gramFrom || i+gram > len(s) {
 			continue
 		}
-		// A span never starts right after a backslash: in JSON the two would be an escape, and
-		// the placeholder after a lone backslash is not JSON. The first byte of the form stays.
-		if i > 0 && s[i-1] == '\\' {
-			best.start++
-		}
-		if n := len(spans); n > 0 && best.start <= spans[n-1].end {
-			spans[n-1].end = max(spans[n-1].end, best.end)
+		g := load8(s, i)
+		if h := bloomBit(g); m.bloom[h/64]&(1<<(h%64)) == 0 {
 			continue
 		}
-		spans = append(spans, best)
+		for _, ref := range m.grams[g] {
+			p := m.pats[ref.pat].text
+			a, b := i, i+gram
+			for o := int(ref.off); a > 0 && o > 0 && s[a-1] == p[o-1]; o-- {
+				a--
+			}
+			for o := int(ref.off) + gram; b < len(s) && o < len(p) && s[b] == p[o]; o++ {
+				b++
+			}
+			if b == len(s) {
+				open = min(open, a) // more text could make it a run, or a longer one
+			}
+			if b-a >= minFrag {
+				spans = append(spans, span{a, b, m.pats[ref.pat].name})
+				gramFrom = max(gramFrom, b-gram+1)
+			}
+		}
 	}
-	return spans, open
+	if len(spans) == 0 {
+		return nil, open
+	}
+	sort.Slice(spans, func(a, b int) bool { return spans[a].start < spans[b].start })
+	out := spans[:1]
+	for _, sp := range spans[1:] {
+		if last := &out[len(out)-1]; sp.start <= last.end {
+			last.end = max(last.end, sp.end)
+			continue
+		}
+		out = append(out, sp)
+	}
+	// A span never starts right after a backslash: in JSON the two would be an escape, and the
+	// placeholder after a lone backslash is not JSON. The first byte of the form stays.
+	for i := range out {
+		if a := out[i].start; a > 0 && s[a-1] == '\\' && a+1 < out[i].end {
+			out[i].start++
+		}
+	}
+	return out, open
 }
 
-// matchAt matches p at s[i], where s[i] == p.text[0]. It returns the end of the match, or -1; cut
-// is true when s ends while the match is still possible.
-func matchAt(s string, i int, p *pattern) (end int, cut bool) {
+// openRun returns where the longest tail of s shorter than minFrag that is found inside some
+// pattern begins (len(s) if none): more text could make it a run find redacts.
+func (m *matcher) openRun(s string) int {
+	for k := min(minFrag-1, len(s)); k > 0; k-- {
+		tail := s[len(s)-k:]
+		for i := range m.pats {
+			if strings.Contains(m.pats[i].text, tail) {
+				return len(s) - k
+			}
+		}
+	}
+	return len(s)
+}
+
+// matchAt matches p at s[i]. It returns the end of the match, or -1 and how many bytes of p
+// matched before s ended (0 when the match failed).
+func matchAt(s string, i int, p *pattern) (end, cut int) {
+	if s[i] != p.text[0] {
+		return -1, 0
+	}
 	j, k, run := i+1, 1, 0
 	for k < len(p.text) {
 		if j == len(s) {
-			return -1, true
+			return -1, k
 		}
 		if s[j] == p.text[k] {
 			j, k, run = j+1, k+1, 0
@@ -342,15 +436,23 @@ func matchAt(s string, i int, p *pattern) (end int, cut bool) {
 		}
 		w := skip(s, j, p.hex)
 		if w < 0 {
-			return -1, true // a JSON escape cut in half by the end
+			return -1, k // a JSON escape cut in half by the end
 		}
 		if w == 0 || run == maxSkip {
-			return -1, false
+			return -1, 0
 		}
 		j, run = j+w, run+1
 	}
-	return j, false
+	return j, 0
 }
+
+// separator marks the bytes that can begin what skip steps over.
+var separator = func() (t [256]bool) {
+	for _, c := range "\r\n\\ \t:" {
+		t[c] = true
+	}
+	return t
+}()
 
 // skip returns the width of the separator at s[j] that may sit between two bytes of an encoded
 // form (0 if there is none, -1 if s ends in the middle of one).

@@ -40,7 +40,9 @@ func TestSecretsForms(t *testing.T) {
 		{"hex upper", strings.ToUpper(hex.EncodeToString([]byte(oddKey))), "[REDACTED:K]"},
 		{"url", "https://h/?k=" + oddKey + "&q", "https://h/?k=[REDACTED:K]&q"},
 		{"wrapped", oddKey[:10] + "\n" + oddKey[10:], "[REDACTED:K]"},
-		{"a prefix only", oddKey[:20], oddKey[:20]},
+		{"sixteen bytes of it", "cut: " + oddKey[5:21] + "!", "cut: [REDACTED:K]!"},
+		{"fifteen bytes of it", "cut: " + oddKey[5:20] + "!", "cut: " + oddKey[5:20] + "!"},
+		{"cut off by the end", "…" + b64[:len(b64)-8], "…[REDACTED:K]"},
 		{"placeholder", "[REDACTED:K]", "[REDACTED:K]"},
 		{"nothing", "hello world", "hello world"},
 	}
@@ -171,6 +173,36 @@ func TestSecretsHexDumps(t *testing.T) {
 		flat := strings.NewReplacer("\n", "", " ", "", ":", "").Replace(strings.ToLower(got))
 		if strings.Contains(flat, keyHex[2:len(keyHex)-2]) || !strings.Contains(got, "[REDACTED:K]") {
 			t.Errorf("%s: the key's hex survives:\n%s", name, got)
+		}
+	}
+}
+
+// A key shown in pieces is redacted piece by piece, each of sixteen bytes or more: the ASCII
+// column of xxd, a truncated output, a middle elided. (A shorter piece stays.)
+func TestSecretsPieces(t *testing.T) {
+	s := held(t, "K", realKey)
+	var xxd strings.Builder
+	data := "PATH=/bin\x00K=" + realKey + "\x00"
+	for i := 0; i < len(data); i += 16 {
+		line := data[i:min(i+16, len(data))]
+		fmt.Fprintf(&xxd, "%08x: %-40x  %s\n", i, line, strings.Map(func(r rune) rune {
+			if r < 32 {
+				return '.'
+			}
+			return r
+		}, line))
+	}
+	elided := "out: " + realKey[:40] + "\n[… 1000 bytes of output elided …]\n" + realKey[60:] + "\n"
+	for name, in := range map[string]string{"xxd": xxd.String(), "head -c": "K=" + realKey[:30], "elided": elided} {
+		got := s.Redact(in)
+		for i := 0; i+minFrag <= len(realKey); i++ {
+			if strings.Contains(got, realKey[i:i+minFrag]) {
+				t.Errorf("%s: %q survives in\n%s", name, realKey[i:i+minFrag], got)
+				break
+			}
+		}
+		if !strings.Contains(got, "[REDACTED:K]") {
+			t.Errorf("%s: nothing redacted in\n%s", name, got)
 		}
 	}
 }
