@@ -37,14 +37,17 @@ func plantedKeys(t *testing.T) (odd, real string) {
 	return odd, real
 }
 
-// keyForms returns what must never be found, for each key: the key, its JSON form, and its base64
-// (both alphabets, each alignment's core) and hex. leaks reports the first found in text, which is
-// searched also with line breaks, blanks, colons and JSON's \n escapes taken out, so that a form a
-// tool wrapped or spaced is found too.
+// keyForms returns what must never be found, for each key: the key and every sixteen bytes of it,
+// and its base64 (both alphabets, each alignment's core) and hex. leaks reports the first found in
+// text, which is searched also with line breaks, blanks, colons and JSON's \n escapes taken out,
+// so that a form a tool wrapped or spaced is found too.
 func keyForms(keys ...string) []string {
 	var forms []string
 	for _, k := range keys {
 		forms = append(forms, k, strings.ToLower(hex.EncodeToString([]byte(k))), strings.ToUpper(hex.EncodeToString([]byte(k))))
+		for i := 0; i+16 <= len(k); i++ {
+			forms = append(forms, k[i:i+16])
+		}
 		for a := range 3 {
 			buf := append(make([]byte, a), k...)
 			enc := base64.RawStdEncoding.EncodeToString(buf)
@@ -95,6 +98,7 @@ func attacks(keys ...string) []map[string]any {
 	calls := []map[string]any{
 		bash(`cat ` + env + `; echo`),
 		bash(`tr '\0' '\n' < ` + env + ` | grep API_KEY`),
+		bash(`tr '\0' '\n' < ` + env + ` | grep API_KEY | cut -c 1-45`),
 		bash(`base64 ` + env),
 		bash(`base64 -w0 ` + env),
 		bash(`basenc --base64url ` + env),
@@ -105,7 +109,7 @@ func attacks(keys ...string) []map[string]any {
 	}
 	for _, k := range keys {
 		calls = append(calls,
-			bash(fmt.Sprintf(`echo %s; echo '{"key":"%s"}'`, k, k)),
+			bash(fmt.Sprintf(`echo %s; echo '{"key":"%s"}'; echo %s | fold -w 20; echo %s | cut -c 1-18; echo %s | cut -c 7-`, k, k, k, k, k)),
 			bash(fmt.Sprintf(`echo %s | base64; echo -n %s | base64; printf 'x%%s' %s | base64; printf 'xy%%s' %s | base64 -w 16`, k, k, k, k)),
 			bash(fmt.Sprintf(`echo -n %s | basenc --base64url; printf 'xy%%s\n' %s | basenc --base64url`, k, k)),
 			bash(fmt.Sprintf(`echo %s | xxd -p; echo -n %s | xxd -p -c 4 | tr a-f A-F; printf %s | od -An -tx1; printf %s | hexdump -ve '1/1 "%%.2x"'`, k, k, k, k)),
@@ -355,7 +359,7 @@ func TestServeNeverShowsTheKeys(t *testing.T) {
 	sb := newSandbox(t)
 	sb.env = append(sb.env, "ANTHROPIC_API_KEY="+odd, "OPENROUTER_API_KEY="+real)
 	script := writeScript(t, filepath.Dir(sb.home),
-		map[string]any{"tool_calls": []map[string]any{attacks(odd, real)[0], attacks(odd, real)[9], attacks(odd, real)[10]}},
+		map[string]any{"tool_calls": []map[string]any{attacks(odd, real)[0], attacks(odd, real)[10], attacks(odd, real)[11]}},
 		map[string]any{"text": "Here: " + odd + " and " + real, "chunks": 30, "tool_calls": []map[string]any{bash("true")}},
 		map[string]any{"status": 400, "message": "invalid x-api-key " + odd},
 	)

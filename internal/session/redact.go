@@ -241,8 +241,9 @@ func encodeTokens(toks []json.Token) json.RawMessage {
 
 // ---- live events --------------------------------------------------------------------------------
 
-// heldText is the tail of one live stream (a kind and a call) that could still be the start of a
-// secret, waiting for the next piece.
+// heldText is the tail of a live stream (a kind and a call) that could still be the start of a
+// secret, waiting for the stream's next piece. One stream is held at a time: a stream ends when
+// anything else is published.
 type heldText struct {
 	kind, callID, text string
 }
@@ -250,47 +251,39 @@ type heldText struct {
 // streamed reports whether live events of kind carry pieces of one text.
 func streamed(kind string) bool { return kind == "text" || kind == "thinking" || kind == "tool_args" }
 
-// redactUpdate returns what to publish for u, redacted. Streamed text is released up to what Safe
-// allows and the rest held back for the stream's next piece; anything else first releases every
-// held tail (redacted: the stream ended, or paused for something in between), so order is kept.
-// It runs under smu.
+// redactUpdate returns what to publish for u, redacted. A stream's piece is released up to what
+// Safe allows and the rest held back for the stream's next piece. Anything else (another stream's
+// piece, a record, another live event) first releases what is held, redacted, as the end of its
+// stream (a provider sends one block after another), so order is kept. It runs under smu.
 func (s *Session) redactUpdate(u Update) []Update {
 	r := s.opts.Redact
 	l := u.Live
-	if l != nil && streamed(l.Kind) {
-		buf := l.Text
-		i := 0
-		for ; i < len(s.held); i++ {
-			if s.held[i].kind == l.Kind && s.held[i].callID == l.CallID {
-				buf = s.held[i].text + buf
-				break
-			}
-		}
-		n := r.Safe(buf)
-		if n < len(buf) {
-			if i == len(s.held) {
-				s.held = append(s.held, heldText{kind: l.Kind, callID: l.CallID})
-			}
-			s.held[i].text = buf[n:]
-		} else if i < len(s.held) {
-			s.held = append(s.held[:i], s.held[i+1:]...)
-		}
-		if n == 0 {
-			return nil
-		}
-		c := *l
-		c.Text = r.Redact(buf[:n])
-		return []Update{{Live: &c}}
-	}
+	h := s.held
+	s.held = heldText{}
 	var out []Update
-	for _, h := range s.held {
+	same := l != nil && streamed(l.Kind) && h.kind == l.Kind && h.callID == l.CallID
+	if h.text != "" && !same {
 		out = append(out, Update{Live: &Live{Kind: h.kind, CallID: h.callID, Text: r.Redact(h.text)}})
 	}
-	s.held = nil
-	if l != nil {
-		c := *l
-		c.Text, c.Name = r.Redact(l.Text), r.Redact(l.Name)
-		u = Update{Live: &c}
+	if l == nil {
+		return append(out, u)
 	}
-	return append(out, u)
+	c := *l
+	if !streamed(l.Kind) {
+		c.Text, c.Name = r.Redact(l.Text), r.Redact(l.Name)
+		return append(out, Update{Live: &c})
+	}
+	buf := l.Text
+	if same {
+		buf = h.text + buf
+	}
+	n := r.Safe(buf)
+	if n < len(buf) {
+		s.held = heldText{kind: l.Kind, callID: l.CallID, text: buf[n:]}
+	}
+	if n > 0 {
+		c.Text = r.Redact(buf[:n])
+		out = append(out, Update{Live: &c})
+	}
+	return out
 }

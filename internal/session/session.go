@@ -63,7 +63,7 @@ type Session struct {
 	smu  sync.Mutex
 	subs map[int]chan Update
 	next int
-	held []heldText // streamed text not yet published, guarded by smu (redact.go)
+	held heldText // streamed text not yet published, guarded by smu (redact.go)
 }
 
 // Update is what subscribers receive: a record that was applied, or a live event that is
@@ -311,7 +311,7 @@ func (s *Session) publish(u Update) {
 	s.smu.Lock()
 	defer s.smu.Unlock()
 	if len(s.subs) == 0 {
-		s.held = nil
+		s.held = heldText{}
 		return
 	}
 	for _, u := range s.redactUpdate(u) {
