@@ -377,8 +377,7 @@ func (a *Agent) publishStream(e provider.Event) {
 
 func (a *Agent) saveRequest(body []byte) string {
 	path := filepath.Join(filepath.Dir(a.sess.Path()), fmt.Sprintf("request-%d.json", a.cfg.Now().UnixMilli()))
-	// What the request carries from the record is redacted already; the rest (the system prompt
-	// as configured, say) is redacted here.
+	// The request is built from the record, redacted already; this is the net under that.
 	if err := os.WriteFile(path, []byte(a.sess.Redact(string(body))), 0o600); err != nil {
 		return "(could not be saved: " + err.Error() + ")"
 	}
