@@ -6,7 +6,27 @@ import (
 	"github.com/reinhq/rein/internal/tool/shell"
 )
 
-// buildRunner wires the workspace tools and the permission policy.
+// rulesHelp is how permission rules match, for the help of the commands that take them.
+const rulesHelp = `Permission rules (--allow, --deny, and the config file's allow and deny) name a
+tool — bash, read_file, write_file, edit_file, glob, grep, context, transcript or
+agents — and may add a pattern: "bash(git push*)", "write_file(docs/*)",
+"context(evict)". A name rein does not have is refused. In a pattern, * matches
+anything, ? one character. A bash pattern is matched against every simple command
+of the parsed line (after ;, &&, |, inside $(...), sh -c '...' and eval), its
+words unquoted, and against what wrappers run: env, sudo, xargs, nohup, time,
+timeout, command, exec, find -exec, /usr/bin/git as git, git -C dir push as git
+push. A line that cannot be read in full ($cmd push, an alias, eval "$x", source,
+echo ... | sh) is refused by a deny rule whose first word appears anywhere in it,
+and no pattern allows it, nor a line that writes to a file (but /dev/null). In
+ask mode, a call runs unasked only if allow rules cover all of it.
+
+Rules are a convenience that stops honest mistakes, not a security boundary: they
+match what a line says, not what a script, a program or a git alias will do, and a
+command built to evade them can. The boundary is the operating system's: run rein
+as a user who cannot do what must not be done (an OS sandbox is to come).`
+
+// buildRunner wires the workspace tools and the permission policy. A rule naming no tool of the
+// session (bash, the file tools, the doors) is refused, saying which was meant.
 func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
 	m, err := tool.ParseMode(mode)
 	if err != nil {
@@ -41,7 +61,19 @@ func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := pol.Check(append(reg.Names(), doorNames()...)); err != nil {
+		return nil, err
+	}
 	return &tool.Runner{Tools: reg, Policy: pol}, nil
+}
+
+// doorNames are the names of the doors every session has (context, transcript, agents).
+func doorNames() []string {
+	var names []string
+	for _, d := range append(agent.Doors(), &agent.Children{}) {
+		names = append(names, d.Spec().Name)
+	}
+	return names
 }
 
 // doors are the tools that act on the session itself: context, transcript and agents.

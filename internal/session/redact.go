@@ -93,7 +93,11 @@ func (s *Session) redact(p record.Payload) record.Payload {
 		return &c
 	case *record.SessionStarted:
 		c := *b
-		c.Title = r.Redact(b.Title)
+		c.Title, c.BaseURL = r.Redact(b.Title), r.Redact(b.BaseURL)
+		return &c
+	case *record.SessionResumed:
+		c := *b
+		c.BaseURL = r.Redact(b.BaseURL)
 		return &c
 	case *record.ProviderError:
 		c := *b

@@ -170,3 +170,24 @@ func TestCrashKeepsCommitted(t *testing.T) {
 		s2.Close()
 	}
 }
+
+// Session ids sort by creation time, to the microsecond and beyond: ids minted in a tight loop
+// (the same microsecond, even a clock that stands still) come out strictly increasing.
+func TestNewIDSortsByCreation(t *testing.T) {
+	now := time.Date(2026, 12, 1, 14, 41, 50, 123456789, time.UTC)
+	first := NewID(now)
+	if want := "20261201-144150-123456-"; first[:len(want)] != want {
+		t.Fatalf("id %q does not open with %q", first, want)
+	}
+	prev := first
+	for i := 0; i < 1000; i++ {
+		id := NewID(now) // the same instant every time
+		if id <= prev {
+			t.Fatalf("id %q minted after %q sorts before it", id, prev)
+		}
+		prev = id
+	}
+	if later := NewID(now.Add(-time.Hour)); later <= prev {
+		t.Fatalf("an id minted after a clock step back sorts before the ones minted earlier: %q <= %q", later, prev)
+	}
+}
