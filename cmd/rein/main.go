@@ -17,13 +17,17 @@ import (
 // version is rein's version, recorded in every session_started event.
 const version = "0.1.0"
 
-// Exit codes. A Stop exits 130, as a shell reports an interrupted command.
+// Exit codes. A Stop exits 130, as a shell reports an interrupted command; a closed standard
+// output exits 141, as a shell reports a command killed by SIGPIPE (rein is not killed: it stops
+// the exchange, which settles, as a Stop does).
 const (
-	exitOK      = 0
-	exitFailed  = 1 // a refused record, a provider error, a failed exchange
-	exitUsage   = 2
-	exitLimit   = 3 // the exchange reached its turn limit
-	exitStopped = 130
+	exitOK       = 0
+	exitFailed   = 1 // a refused record, a provider error, a failed exchange
+	exitUsage    = 2
+	exitLimit    = 3 // the exchange reached its turn limit
+	exitHeld     = 4 // another process is writing the session
+	exitStopped  = 130
+	exitPipeGone = 141
 )
 
 // exitError carries an exit code up to main with a one-line reason.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -70,5 +72,37 @@ func TestSessionsInStartOrder(t *testing.T) {
 	r := sb.rein(t, "resume")
 	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, ids[2]) {
 		t.Fatalf("resume with no id did not take the newest session %s:\n%s", ids[2], r)
+	}
+}
+
+// rein doctor says what a file is when it is not a record it can judge: empty, or not a rein
+// record at all (and never offers to move all of it aside).
+func TestDoctorSaysWhatAFileIs(t *testing.T) {
+	sb := newSandbox(t)
+	dir := t.TempDir()
+	empty, notRec := filepath.Join(dir, "empty.jsonl"), filepath.Join(dir, "notes.txt")
+	must(t, os.WriteFile(empty, nil, 0o600))
+	must(t, os.WriteFile(notRec, []byte("some notes, no newline"), 0o600))
+	if r := sb.rein(t, "doctor", empty); r.code != 0 || !strings.Contains(r.stdout, "is empty, it holds no records") {
+		t.Fatalf("empty file:\n%s", r)
+	}
+	for _, args := range [][]string{{"doctor", notRec}, {"doctor", "--repair", notRec}} {
+		r := sb.rein(t, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, "is not a rein record") || strings.Contains(r.stdout+r.stderr, "--repair would") {
+			t.Fatalf("%v:\n%s", args, r)
+		}
+	}
+	if b, _ := os.ReadFile(notRec); string(b) != "some notes, no newline" {
+		t.Fatalf("doctor changed a file that is not a record: %q", b)
+	}
+	if _, err := os.Stat(notRec + ".torn"); err == nil {
+		t.Fatal("doctor moved a file that is not a record aside")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

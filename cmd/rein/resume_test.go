@@ -71,3 +71,31 @@ func TestResumeRemembers(t *testing.T) {
 		t.Errorf("the move was not recorded: cwd %s", resumed[2].Cwd)
 	}
 }
+
+// --allow where it could change nothing is refused with the reason, not accepted silently; with
+// ask mode it is an allow-list in rein run.
+func TestAllowWhereItWorks(t *testing.T) {
+	sb := newSandbox(t)
+	for _, mode := range []string{"full", "read-only"} {
+		r := sb.rein(t, "run", "--provider", "sim", "--permission-mode", mode, "--allow", "bash(ls*)", "hi")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--allow has no effect in permission mode "+mode) {
+			t.Fatalf("%s: %s", mode, r)
+		}
+	}
+	if n := len(sb.records(t)); n != 0 {
+		t.Fatalf("a refused run left %d sessions", n)
+	}
+	script := writeScript(t, t.TempDir(),
+		map[string]any{"tool_calls": []map[string]any{bash("ls"), bash("touch made-by-rm-rule")}},
+		map[string]any{"text": "done"})
+	r := sb.rein(t, append(append([]string{"run"}, simArgs(script)...), "--permission-mode", "ask", "--allow", "bash(ls*)", "list")...)
+	if r.code != 0 {
+		t.Fatalf("%s", r)
+	}
+	if _, err := os.Stat(filepath.Join(sb.ws, "made-by-rm-rule")); err == nil {
+		t.Fatal("a call the allow-list does not cover ran")
+	}
+	if !strings.Contains(r.stdout, "denied") {
+		t.Fatalf("the uncovered call was not refused:\n%s", r)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,10 +65,15 @@ a tool call. Every step is recorded in the session's record before it acts.
 
 Ctrl-C is Stop: the exchange ends at once, owed tool calls are answered truthfully,
 and rein exits 130; the session stays resumable. A second Ctrl-C within a second
-exits immediately (the record stays admissible; a resume settles it).
+exits immediately (the record stays admissible; a resume settles it). A closed
+standard output (rein run ... | head -1) is a Stop too: the exchange ends the same
+way and rein exits 141, as a shell reports a command ended by SIGPIPE.
+
+A session has one writer at a time: while another process (a rein run, a host) is
+writing it, rein run --resume refuses, naming that process, and exits 4.
 
 Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
-130 stopped.
+4 the session is held by another process, 130 stopped, 141 standard output closed.
 
 ` + rulesHelp,
 		Example: `  rein run --provider sim "list the files here"
@@ -106,7 +112,8 @@ func newResumeCmd() *cobra.Command {
 		Long: `resume replays a session's record; if its last exchange was left in flight by a crash
 or a kill, it settles it first (owed tool calls answered truthfully, reason crashed).
 With a prompt it continues the session; without one it settles it and says where it
-stands.`,
+stands. A session another process is writing now (a rein run, a host) is refused,
+naming that process, with exit code 4; the exit codes are those of rein run.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, prompt := "", ""
@@ -150,6 +157,18 @@ func looksLikeSession(arg, cwd string) bool {
 // runSession is rein's main job: open or create a session, take up the prompt, print the
 // exchange, and exit with a code that says how it ended.
 func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) error {
+	// A closed standard output (rein run ... | head -1) is a Stop, not a death: with SIGPIPE
+	// notified rather than fatal, a write to the closed pipe fails with EPIPE, and the guard turns
+	// that into the cancellation of the exchange, which settles. Notify, not Ignore: an ignored
+	// signal stays ignored in the commands the tools run, which would change how they end in a
+	// pipe of their own. It stays notified until rein exits, so a last message to a closed
+	// standard error cannot kill it either.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	guard := &stdoutGuard{w: stdout, gone: func() { stop(errStdoutClosed) }}
+	stdout = guard
+
 	ws, err := workspace(f.cwd)
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
@@ -160,8 +179,11 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}
 	// The rules and the mode are judged before anything is opened or created: a misspelt rule
 	// leaves no session behind.
-	if _, err := buildRunner(ws, f.permission, f.allow, f.deny); err != nil {
+	if _, err := policyFrom(f.permission, f.allow, f.deny); err != nil {
 		return exitf(exitUsage, "%v", err)
+	}
+	if err := allowHasEffect(f); err != nil {
+		return err
 	}
 	opts := session.Options{Redact: redactText}
 	var sess *session.Session
@@ -184,6 +206,9 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 			return exitf(exitUsage, "%v", err)
 		}
 		s, rep, err := session.Open(path, opts)
+		if herr, ok := heldRefusal("cannot resume", err); ok {
+			return herr
+		}
 		var refused *journal.RefusedError
 		if errors.As(err, &refused) {
 			return exitf(exitFailed, "cannot resume: %v\n  `rein doctor %s` says more; if a crash damaged the record's tail, `rein doctor --repair %s` moves it aside (nothing is deleted)", err, path, path)
@@ -265,11 +290,17 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	if prompt == "" {
 		finish()
 		out.standing(sess)
+		if guard.closed() {
+			return exitf(exitPipeGone, "")
+		}
 		return nil
 	}
+	if guard.closed() {
+		// Nobody reads what the exchange would print: do not start it.
+		finish()
+		return exitf(exitPipeGone, "standard output was closed before the exchange began; the session %s is settled and resumable", sess.ID())
+	}
 
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -282,7 +313,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 			}
 			first = time.Now()
 			fmt.Fprintln(stderr, "\nrein: stopping… (Ctrl-C again to exit at once)")
-			stop()
+			stop(context.Canceled)
 		}
 	}()
 
@@ -302,6 +333,11 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 	}
 	finish()
+	if guard.closed() {
+		// Stopped as by Ctrl-C, whatever the exchange had reached: it settled (quiesced, owed
+		// calls answered), so the session resumes where it ended.
+		return exitf(exitPipeGone, "standard output was closed, so rein stopped the exchange; the session is settled and resumable: rein resume %s", sess.ID())
+	}
 	out.result(sess, res)
 	switch {
 	case res.Err != nil && res.Reason != fold.Cancelled:
@@ -351,6 +387,32 @@ func wayOut(err error, id string) string {
 }
 
 // ---- output -------------------------------------------------------------------------------------
+
+// errStdoutClosed is the cause of an exchange stopped because standard output was closed.
+var errStdoutClosed = errors.New("standard output was closed")
+
+// stdoutGuard passes writes on to standard output and calls gone, once, when one fails because
+// nobody reads it any more (EPIPE).
+type stdoutGuard struct {
+	w    io.Writer
+	once sync.Once
+	gone func()
+	shut atomic.Bool
+}
+
+func (g *stdoutGuard) Write(p []byte) (int, error) {
+	n, err := g.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		g.once.Do(func() {
+			g.shut.Store(true)
+			g.gone()
+		})
+	}
+	return n, err
+}
+
+// closed reports whether a write found standard output closed.
+func (g *stdoutGuard) closed() bool { return g.shut.Load() }
 
 type printer struct {
 	mu      sync.Mutex

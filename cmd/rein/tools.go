@@ -28,24 +28,9 @@ as a user who cannot do what must not be done (an OS sandbox is to come).`
 // buildRunner wires the workspace tools and the permission policy. A rule naming no tool of the
 // session (bash, the file tools, the doors) is refused, saying which was meant.
 func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
-	m, err := tool.ParseMode(mode)
+	pol, err := policyFrom(mode, allow, deny)
 	if err != nil {
 		return nil, err
-	}
-	pol := tool.Policy{Mode: m}
-	for _, s := range allow {
-		r, err := tool.ParseRule(s)
-		if err != nil {
-			return nil, err
-		}
-		pol.Allow = append(pol.Allow, r)
-	}
-	for _, s := range deny {
-		r, err := tool.ParseRule(s)
-		if err != nil {
-			return nil, err
-		}
-		pol.Deny = append(pol.Deny, r)
 	}
 	sh, err := shell.New(ws, shell.Options{})
 	if err != nil {
@@ -87,6 +72,46 @@ func childrenOf(ds []agent.Door) *agent.Children {
 		if c, ok := d.(*agent.Children); ok {
 			return c
 		}
+	}
+	return nil
+}
+
+// policyFrom judges a permission mode and its rules, and returns the policy they make.
+func policyFrom(mode string, allow, deny []string) (tool.Policy, error) {
+	m, err := tool.ParseMode(mode)
+	if err != nil {
+		return tool.Policy{}, err
+	}
+	pol := tool.Policy{Mode: m}
+	for _, s := range allow {
+		r, err := tool.ParseRule(s)
+		if err != nil {
+			return tool.Policy{}, err
+		}
+		pol.Allow = append(pol.Allow, r)
+	}
+	for _, s := range deny {
+		r, err := tool.ParseRule(s)
+		if err != nil {
+			return tool.Policy{}, err
+		}
+		pol.Deny = append(pol.Deny, r)
+	}
+	return pol, nil
+}
+
+// allowHasEffect refuses --allow where it could change nothing, rather than accept it silently:
+// in full mode every call runs unasked, and read-only mode is a promise no rule lifts. (Allow
+// rules from the config file are left alone there: they serve the modes where they work.)
+func allowHasEffect(f runFlags) error {
+	if !f.set("allow") {
+		return nil
+	}
+	switch tool.Mode(f.permission) {
+	case tool.ModeFull:
+		return exitf(exitUsage, "--allow has no effect in permission mode full, where every call runs unasked: drop it, or use it with --permission-mode ask or workspace")
+	case tool.ModeReadOnly:
+		return exitf(exitUsage, "--allow has no effect in permission mode read-only, which no rule lifts: use --permission-mode ask with --allow: what the rules cover runs unasked, and the rest is asked (rein run, with no one to ask, refuses it)")
 	}
 	return nil
 }
