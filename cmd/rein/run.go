@@ -236,7 +236,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 		return exitf(exitUsage, "%v", err)
 	}
-	wired, err := resolveProvider(f.providerFlags, os.Getenv, stderr)
+	wired, err := resolveProvider(f.providerFlags, environ, stderr)
 	if err != nil {
 		if sess != nil {
 			sess.Close()
