@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,6 +46,20 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringSliceVar(&f.allow, "allow", nil, `allow rules, e.g. "bash(git status*)" (repeatable)`)
 	cmd.Flags().StringSliceVar(&f.deny, "deny", nil, `deny rules, e.g. "bash(git push*)" (repeatable; deny wins)`)
 	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", 8192, "the output limit of each reply")
+}
+
+// resolve resolves the provider the flags name and checks the thinking budget against the
+// output limit the flags give it.
+func (f runFlags) resolve(log io.Writer) (*wiring, error) {
+	w, err := resolveProvider(f.providerFlags, os.Getenv, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.checkThinking(f.maxTokens); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
 }
 
 func newRunCmd() *cobra.Command {
@@ -174,8 +189,8 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 		sess, resumed = s, true
 	}
-	// A resumed session keeps the provider and model it was recorded with, unless flags say
-	// otherwise.
+	// A resumed session keeps the provider, model and reasoning settings it was recorded with,
+	// unless flags say otherwise.
 	if sess != nil && f.provider == "" && f.baseURL == "" {
 		var m fold.Meta
 		sess.Read(func(st *fold.State) { m = st.Meta() })
@@ -183,8 +198,14 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		if f.model == "" {
 			f.model = m.Model
 		}
+		if f.thinking == "" && m.Thinking > 0 {
+			f.thinking = strconv.Itoa(m.Thinking)
+		}
+		if f.effort == "" {
+			f.effort = m.Effort
+		}
 	}
-	wired, err := resolveProvider(f.providerFlags, os.Getenv, stderr)
+	wired, err := f.resolve(stderr)
 	if err != nil {
 		if sess != nil {
 			sess.Close()
@@ -196,6 +217,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		id := session.NewID(time.Now())
 		s, err := session.Create(filepath.Join(session.ProjectDir(root, ws), id), opts, &record.SessionStarted{
 			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
+			Thinking: wired.thinking, Effort: wired.effort,
 		})
 		if err != nil {
 			return exitf(exitFailed, "cannot create the session: %v", err)
@@ -211,6 +233,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	ds := doors(ws, wired, f)
 	a := agent.New(agent.Config{
 		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
+		Thinking: wired.thinking, Effort: wired.effort,
 		System: systemPrompt(ws), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
 	})
 	out := newPrinter(stdout, stderr, f.asJSON)

@@ -546,6 +546,8 @@ func (p *SessionStarted) members() (f fields) {
 	f.add("parent", &p.Parent)
 	f.add("title", &p.Title)
 	f.add("op", &p.Op)
+	f.add("thinking", &p.Thinking)
+	f.add("effort", &p.Effort)
 	return f
 }
 
@@ -555,6 +557,8 @@ func (p *SessionResumed) members() (f fields) {
 	f.add("context_window", &p.ContextWindow)
 	f.add("cwd", &p.Cwd)
 	f.add("version", &p.Version)
+	f.add("thinking", &p.Thinking)
+	f.add("effort", &p.Effort)
 	return f
 }
 

@@ -261,6 +261,10 @@ type SessionStarted struct {
 	Parent        string `json:"parent,omitempty"`
 	Title         string `json:"title,omitempty"`
 	Op            string `json:"op,omitempty"` // the host operation that created it
+	// Thinking is the extended-thinking budget in tokens the session was started with (0: off).
+	Thinking int `json:"thinking,omitempty"`
+	// Effort is the reasoning effort the session was started with ("": the model's default).
+	Effort string `json:"effort,omitempty"`
 }
 
 // SessionResumed marks a process taking a session up again.
@@ -270,6 +274,9 @@ type SessionResumed struct {
 	ContextWindow int64  `json:"context_window"`
 	Cwd           string `json:"cwd"`
 	Version       string `json:"version"`
+	// Thinking and Effort are the reasoning settings in force from here on, as in SessionStarted.
+	Thinking int    `json:"thinking,omitempty"`
+	Effort   string `json:"effort,omitempty"`
 }
 
 // TurnStarted marks a request going out (Attempt counts from 1 within one turn).
