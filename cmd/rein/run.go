@@ -189,20 +189,24 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 		sess, resumed = s, true
 	}
-	// A resumed session keeps the provider, model and reasoning settings it was recorded with,
-	// unless flags say otherwise.
-	if sess != nil && f.provider == "" && f.baseURL == "" {
+	// A resumed session keeps the provider and model it was recorded with, unless flags say
+	// otherwise, and, with its provider, the reasoning settings it was recorded with.
+	if sess != nil {
 		var m fold.Meta
 		sess.Read(func(st *fold.State) { m = st.Meta() })
-		f.provider = m.Provider
-		if f.model == "" {
-			f.model = m.Model
+		if f.provider == "" && f.baseURL == "" {
+			f.provider = m.Provider
+			if f.model == "" {
+				f.model = m.Model
+			}
 		}
-		if f.thinking == "" && m.Thinking > 0 {
-			f.thinking = strconv.Itoa(m.Thinking)
-		}
-		if f.effort == "" {
-			f.effort = m.Effort
+		if f.provider == m.Provider {
+			if f.thinking == "" && m.Thinking > 0 {
+				f.thinking = strconv.Itoa(m.Thinking)
+			}
+			if f.effort == "" {
+				f.effort = m.Effort
+			}
 		}
 	}
 	wired, err := f.resolve(stderr)

@@ -45,7 +45,7 @@ type Config struct {
 	Thinking int
 	Effort   string
 	System   string
-	Runner    *tool.Runner
+	Runner   *tool.Runner
 	// Doors are tools that act on the session itself (context, transcript, agents); they are
 	// offered after the runner's tools and run by the loop, not the runner.
 	Doors    []Door
