@@ -63,7 +63,7 @@ func TestReasoningFlagsRefused(t *testing.T) {
 	}{
 		{[]string{"--provider", "sim", "--thinking", "500"}, "--thinking 500 is below the least budget Anthropic accepts, 1024 tokens"},
 		{[]string{"--provider", "sim", "--thinking", "lots"}, `--thinking takes a budget in tokens (e.g. --thinking 8000) or off, not "lots"`},
-		{[]string{"--provider", "sim", "--thinking", "9000"}, "--thinking 9000 must be below --max-tokens 8192"},
+		{[]string{"--provider", "sim", "--thinking", "9000"}, "the thinking budget, 9000 tokens, must be below --max-tokens 8192"},
 		{[]string{"--provider", "sim", "--thinking", "4000", "--max-tokens", "4000"}, "must be below --max-tokens 4000"},
 		{[]string{"--provider", "sim", "--thinking", "3000", "--context-window", "8000"}, "a context window of 8000 tokens holds replies of at most 2000 tokens"},
 		{[]string{"--provider", "sim", "--effort", "high"}, "--provider sim takes a thinking budget instead"},

@@ -212,17 +212,18 @@ func reasoning(name string, f providerFlags) (int, string, error) {
 	return budget, effort, nil
 }
 
-// checkThinking refuses a thinking budget the replies cannot hold: Anthropic requires it below
-// max_tokens, which is --max-tokens, or less under a small context window.
+// checkThinking refuses a thinking budget (from --thinking, the configuration file or a resumed
+// session's record) the replies cannot hold: Anthropic requires it below max_tokens, which is
+// --max-tokens, or less under a small context window.
 func (w *wiring) checkThinking(maxTokens int) error {
 	if w.thinking == 0 {
 		return nil
 	}
 	if w.thinking >= maxTokens {
-		return exitf(exitUsage, "--thinking %d must be below --max-tokens %d: the thinking budget is spent within each reply's output limit; raise --max-tokens or lower the budget", w.thinking, maxTokens)
+		return exitf(exitUsage, "the thinking budget, %d tokens, must be below --max-tokens %d: it is spent within each reply's output limit; raise --max-tokens or lower --thinking", w.thinking, maxTokens)
 	}
 	if lim := agent.OutputLimit(maxTokens, w.window); w.thinking >= lim {
-		return exitf(exitUsage, "--thinking %d does not fit: a context window of %d tokens holds replies of at most %d tokens, and the budget must be below that; lower the budget or give a larger --context-window", w.thinking, w.window, lim)
+		return exitf(exitUsage, "the thinking budget, %d tokens, does not fit: a context window of %d tokens holds replies of at most %d tokens, and the budget must be below that; lower --thinking or give a larger --context-window", w.thinking, w.window, lim)
 	}
 	return nil
 }

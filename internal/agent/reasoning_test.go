@@ -216,3 +216,26 @@ func TestReasoningChat(t *testing.T) {
 		}
 	}
 }
+
+// TestThinkingUnderASmallWindow: the budget stays below the output limit a small window allows,
+// as Anthropic requires, and thinking is left off when the limit cannot hold the least budget.
+func TestThinkingUnderASmallWindow(t *testing.T) {
+	for _, c := range []struct {
+		window   int64
+		thinking string // the thinking config sent, "" for none
+	}{
+		{200_000, `"max_tokens":8192,"system"`},
+		{12_000, `"max_tokens":3000,`},
+		{4_000, `"max_tokens":1000,`},
+	} {
+		h := newHarness(t, formatNamed(t, "anthropic"), setup{cfg: func(cfg *agent.Config) {
+			cfg.Thinking, cfg.MaxTokens, cfg.Window = 4000, 8192, c.window
+		}})
+		expect(t, h.run(context.Background(), "hello"), fold.Replied, false)
+		body := string(h.sim.Requests()[0].Body)
+		want := map[int64]string{200_000: `"thinking":{"type":"enabled","budget_tokens":4000}`, 12_000: `"thinking":{"type":"enabled","budget_tokens":2999}`}[c.window]
+		if !strings.Contains(body, c.thinking) || want != "" && !strings.Contains(body, want) || want == "" && strings.Contains(body, `"thinking":{`) {
+			t.Errorf("window %d: want %s and %q in %.300s…%s", c.window, c.thinking, want, body, body[max(0, len(body)-120):])
+		}
+	}
+}

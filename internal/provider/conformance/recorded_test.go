@@ -383,6 +383,11 @@ var refusedShape = map[string]bool{
 	"openai-responses/pydantic-error-400-orphan-reasoning": true,
 }
 
+// sameWords names the refusals the validator gives in exactly the service's words.
+var sameWords = map[string]bool{
+	"openai-responses/pydantic-error-400-orphan-reasoning": true,
+}
+
 // TestRecordedRequests runs each wire's validator over the request bodies the real services
 // answered: one they accepted (status 200) must pass, unless it uses what rein never sends; one
 // refused for its shape must be refused.
@@ -395,6 +400,11 @@ func TestRecordedRequests(t *testing.T) {
 				t.Errorf("%s/%s: the service accepted it, the validator refuses it: %v", w.api, x.Name, v)
 			case refusedShape[w.api+"/"+x.Name] && v == nil:
 				t.Errorf("%s/%s: the service refused its shape, the validator passes it", w.api, x.Name)
+			case sameWords[w.api+"/"+x.Name]:
+				var body struct{ Error struct{ Message string } }
+				if err := json.Unmarshal(x.Body, &body); err != nil || v.Message != body.Error.Message {
+					t.Errorf("%s/%s: the validator says %q, the service said %q", w.api, x.Name, v.Message, body.Error.Message)
+				}
 			}
 		}
 	}

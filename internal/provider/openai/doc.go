@@ -27,9 +27,11 @@
 //   - Chat. OpenAI-compatible servers stream reasoning as delta.reasoning_content (DeepSeek,
 //     vLLM), delta.reasoning or delta.reasoning_details (OpenRouter). It is kept as unsigned
 //     thinking parts, for the record and for people, and is never sent back: DeepSeek refuses
-//     reasoning_content in input, OpenAI's Chat endpoint has no field for it, and OpenRouter's
-//     reasoning_details round trip is not used. Chat sends an effort as reasoning_effort, or, to
-//     OpenRouter (Compat.Reasoning), as its reasoning object, which also takes a budget.
+//     reasoning_content in input and OpenAI's Chat endpoint has no field for it. OpenRouter
+//     accepts reasoning_details back, but what it needs differs by upstream and a server not
+//     known to want reasoning may refuse it, so rein sends none: a Chat model starts each request
+//     from the visible conversation. Chat sends an effort as reasoning_effort, or, to OpenRouter
+//     (Compat.Reasoning), as its reasoning object, which also takes a budget.
 //
 // A reply with only reasoning is empty to admission (it says nothing and calls nothing) and is
 // nudged, whichever wire it came from. Thinking of other providers (Anthropic's signed thinking,

@@ -67,6 +67,7 @@ type respOutputItem struct {
 	raw              json.RawMessage
 }
 
+// UnmarshalJSON reads an output item, keeping a reasoning item's own bytes.
 func (it *respOutputItem) UnmarshalJSON(b []byte) error {
 	type plain respOutputItem
 	if err := json.Unmarshal(b, (*plain)(it)); err != nil {
