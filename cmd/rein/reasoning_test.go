@@ -116,9 +116,9 @@ func TestThinkingFlag(t *testing.T) {
 	if !bytes.Contains(reqs[1].Body, signed) {
 		t.Errorf("the second request does not send back %s:\n%s", signed, reqs[1].Body)
 	}
-	// A resume naming only where the provider is keeps the budget.
+	// A resume with no flags keeps the budget.
 	id := filepath.Base(filepath.Dir(sb.records(t)[0]))
-	if r := sb.rein(t, "resume", id, "and again", "--provider", "anthropic", "--base-url", url); r.code != 0 {
+	if r := sb.rein(t, "resume", id, "and again"); r.code != 0 {
 		t.Fatalf("rein resume:\n%s", r)
 	}
 	if last := s.Requests()[len(s.Requests())-1]; !bytes.Contains(last.Body, []byte(`"budget_tokens":4000`)) {
@@ -172,12 +172,20 @@ func TestEffortFlag(t *testing.T) {
 		}
 	}
 	id := filepath.Base(filepath.Dir(sb.records(t)[0]))
-	if r := sb.rein(t, "resume", id, "hello again", "--provider", "openai-responses", "--base-url", url+"/v1"); r.code != 0 {
+	if r := sb.rein(t, "resume", id, "hello again"); r.code != 0 {
 		t.Fatalf("rein resume:\n%s", r)
 	}
 	last := s.Requests()[len(s.Requests())-1]
 	if !bytes.Contains(last.Body, []byte(`"reasoning":{"effort":"high"`)) || !bytes.Contains(last.Body, []byte(items[2])) {
 		t.Errorf("the resumed session's request lost the effort or the reasoning: %s", last.Body)
+	}
+	// A flag changes it, says so and records it.
+	r = sb.rein(t, "resume", id, "once more", "--effort", "low")
+	if r.code != 0 || !strings.Contains(r.stderr, "reasoning effort changes from high to low (recorded)") {
+		t.Fatalf("rein resume --effort low:\n%s", r)
+	}
+	if rs := payloads[*record.SessionResumed](recordOf(t, sb)); len(rs) != 2 || rs[0].Effort != "high" || rs[1].Effort != "low" {
+		t.Errorf("session_resumed %+v, want effort high, then low", rs)
 	}
 }
 

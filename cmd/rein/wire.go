@@ -28,6 +28,9 @@ type providerFlags struct {
 	simScript string
 	thinking  string // a budget in tokens, "off", or "" (not given)
 	effort    string
+	// recorded: provider, model and base URL come from a resumed session's record, which comes
+	// before the config file and the environment.
+	recorded bool
 }
 
 func (f *providerFlags) register(fl interface {
@@ -52,6 +55,7 @@ var efforts = []string{"low", "medium", "high"}
 type wiring struct {
 	name     string
 	model    string
+	baseURL  string // as given (empty: the provider's public endpoint)
 	window   int64
 	thinking int    // the extended-thinking budget, 0 for off
 	effort   string // the reasoning effort, "" for the model's default
@@ -96,7 +100,7 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 			return nil, exitf(exitUsage, "%s", noProvider)
 		}
 	}
-	w := &wiring{name: name, model: f.model, close: func() {}}
+	w := &wiring{name: name, model: f.model, baseURL: f.baseURL, close: func() {}}
 	var err error
 	if w.thinking, w.effort, err = reasoning(name, f); err != nil {
 		return nil, err
@@ -163,19 +167,24 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 	return w, nil
 }
 
-// reasoning resolves --thinking and --effort for provider name, flags first, then the
-// configuration file. A flag the provider cannot honour is refused; a file's value that does not
+// reasoning resolves --thinking and --effort for provider name, flags first (a resumed
+// session's recorded settings among them), then the configuration file, which a resumed session
+// does not read. A flag the provider cannot honour is refused; a file's value that does not
 // apply to it is passed over, since one file serves every provider. Anthropic (and the
 // simulator, which speaks its wire) takes a thinking budget; OpenAI's wires take an effort;
 // OpenRouter takes either, not both.
 func reasoning(name string, f providerFlags) (int, string, error) {
 	thinks := name == "anthropic" || name == "sim" || name == "openrouter"
 	reasons := name != "anthropic" && name != "sim"
+	file := settings
+	if f.recorded {
+		file = config{}
+	}
 	budget, effort := 0, ""
 	switch f.thinking {
 	case "":
 		if thinks {
-			budget = settings.Thinking
+			budget = file.Thinking
 		}
 	case "off", "0":
 	default:
@@ -194,7 +203,7 @@ func reasoning(name string, f providerFlags) (int, string, error) {
 	switch {
 	case f.effort == "":
 		if reasons && (budget == 0 || name != "openrouter") {
-			effort = settings.Effort
+			effort = file.Effort
 		}
 	case !slices.Contains(efforts, f.effort):
 		return 0, "", exitf(exitUsage, "--effort takes %s, not %q", strings.Join(efforts, ", "), f.effort)

@@ -34,20 +34,24 @@ type Wire interface {
 
 // Config is what an Agent is built from. cmd/rein wires it.
 type Config struct {
-	Session   *session.Session
-	Wire      Wire
-	Provider  string // the provider's name, for events
-	Model     string
-	MaxTokens int
+	Session  *session.Session
+	Wire     Wire
+	Provider string // the provider's name, for events
+	Model    string
+	// BaseURL and PermissionMode are recorded with the session's start and each resume, so a
+	// resume goes back to the same server under the same mode.
+	BaseURL        string
+	PermissionMode string
+	MaxTokens      int
 	// Thinking is the extended-thinking budget in tokens (0: off) and Effort the reasoning
-	// effort ("": the model's default), sent where the provider takes them and recorded on the
-	// session's start and resumes so that a resume keeps them.
+	// effort ("": the model's default), sent where the provider takes them and recorded with the
+	// session's start and each resume, so that a resume keeps them.
 	Thinking int
 	Effort   string
 	System   string
 	Runner   *tool.Runner
 	// Doors are tools that act on the session itself (context, transcript, agents); they are
-	// offered after the runner's tools and run by the loop, not the runner.
+	// offered after the runner's tools, judged by the runner's policy and run by the loop.
 	Doors    []Door
 	Retry    provider.Policy
 	MaxTurns int   // per exchange; default 200
@@ -155,10 +159,10 @@ func (a *Agent) Settle(cwd, version string) error {
 	if st.Meta().Session == "" {
 		// The record is empty (a crash right after it was created): start it now.
 		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-			Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
+			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
 	}
 	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-		Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
+		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
 }
 
 // TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt

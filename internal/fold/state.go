@@ -159,6 +159,10 @@ type Meta struct {
 	// Chosen: a model_changed event chose Provider and Model (a person switched models), so a
 	// session reopened keeps them rather than its host's defaults.
 	Chosen bool
+	// BaseURL and PermissionMode are the settings the session last ran under (session_started,
+	// then each session_resumed).
+	BaseURL        string
+	PermissionMode string
 	// Limit is the smallest context limit a provider's refusal taught this session (a pressure
 	// event's limit), in tokens, or 0. A model change forgets it: it was that model's.
 	Limit int64
@@ -484,9 +488,11 @@ func (s *State) applyEvent(r record.Record) {
 		s.meta.Session, s.meta.Provider, s.meta.Model = b.Session, b.Provider, b.Model
 		s.meta.ContextWindow, s.meta.Cwd = b.ContextWindow, b.Cwd
 		s.meta.Title, s.meta.Op, s.meta.Created, s.meta.Parent = b.Title, b.Op, r.Time, b.Parent
+		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
 		s.meta.Thinking, s.meta.Effort = b.Thinking, b.Effort
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
+		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
 		s.meta.Thinking, s.meta.Effort = b.Thinking, b.Effort
 		s.meta.Resumes++
 	case *record.Pressure:

@@ -261,6 +261,11 @@ type SessionStarted struct {
 	Parent        string `json:"parent,omitempty"`
 	Title         string `json:"title,omitempty"`
 	Op            string `json:"op,omitempty"` // the host operation that created it
+	// BaseURL is the API base URL the provider was reached at, when not its public endpoint
+	// (a local server, a proxy), without any credentials it held; a resume goes back to it.
+	BaseURL string `json:"base_url,omitempty"`
+	// PermissionMode is the permission mode the session runs under; a resume keeps it.
+	PermissionMode string `json:"permission_mode,omitempty"`
 	// Thinking is the extended-thinking budget in tokens the session was started with (0: off).
 	Thinking int `json:"thinking,omitempty"`
 	// Effort is the reasoning effort the session was started with ("": the model's default).
@@ -274,6 +279,9 @@ type SessionResumed struct {
 	ContextWindow int64  `json:"context_window"`
 	Cwd           string `json:"cwd"`
 	Version       string `json:"version"`
+	// BaseURL and PermissionMode are the settings in force from here on, as in SessionStarted.
+	BaseURL        string `json:"base_url,omitempty"`
+	PermissionMode string `json:"permission_mode,omitempty"`
 	// Thinking and Effort are the reasoning settings in force from here on, as in SessionStarted.
 	Thinking int    `json:"thinking,omitempty"`
 	Effort   string `json:"effort,omitempty"`
