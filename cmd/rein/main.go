@@ -43,7 +43,18 @@ func exitf(code int, format string, args ...any) error {
 }
 
 func main() {
+	// First, before a key is read or a tool runs: no process of the same user may read rein's
+	// environment or memory; then the keys leave the environment, and every byte printed is
+	// redacted.
+	hardened := harden()
+	takeSecrets()
+	stderr := redactingWriter{os.Stderr}
+	if hardened != nil {
+		fmt.Fprintf(stderr, "rein: warning: cannot make the process non-dumpable (%v): a tool running as you could read rein's API keys from /proc\n", hardened)
+	}
 	root := newRoot()
+	root.SetOut(redactingWriter{os.Stdout})
+	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
 		return
@@ -51,11 +62,11 @@ func main() {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintln(os.Stderr, "rein: "+ee.msg)
+			fmt.Fprintln(stderr, "rein: "+ee.msg)
 		}
 		os.Exit(ee.code)
 	}
-	fmt.Fprintln(os.Stderr, "rein: "+err.Error())
+	fmt.Fprintln(stderr, "rein: "+err.Error())
 	os.Exit(exitUsage)
 }
 

@@ -58,7 +58,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 // resolve resolves the provider the flags name and checks the thinking budget against the
 // output limit the flags give it.
 func (f runFlags) resolve(log io.Writer) (*wiring, error) {
-	w, err := resolveProvider(f.providerFlags, os.Getenv, log)
+	w, err := resolveProvider(f.providerFlags, environ, log)
 	if err != nil {
 		return nil, err
 	}

@@ -82,9 +82,10 @@ for a local OpenAI-compatible server), or try rein offline against its simulator
 
   rein run --provider sim "list the files here"`
 
-// resolveProvider turns flags and the environment into a wire. getenv is os.Getenv.
+// resolveProvider turns flags and the environment into a wire. getenv is environ.
 func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer) (*wiring, error) {
 	f = withSettings(f)
+	addURLSecrets("base URL", f.baseURL)
 	name := f.provider
 	if name == "" {
 		switch {

@@ -391,7 +391,8 @@ func (a *Agent) publishStream(e provider.Event) {
 
 func (a *Agent) saveRequest(body []byte) string {
 	path := filepath.Join(filepath.Dir(a.sess.Path()), fmt.Sprintf("request-%d.json", a.cfg.Now().UnixMilli()))
-	if err := os.WriteFile(path, body, 0o600); err != nil {
+	// The request is built from the record, redacted already; this is the net under that.
+	if err := os.WriteFile(path, []byte(a.sess.Redact(string(body))), 0o600); err != nil {
 		return "(could not be saved: " + err.Error() + ")"
 	}
 	return path

@@ -216,7 +216,7 @@ func (h *Host) Create(op, title string) (*Conv, bool, error) {
 	if err != nil || !ok {
 		return h.make(op, title, "")
 	}
-	if c.opTitle != title {
+	if c.opTitle != title && c.opTitle != h.redact(title) {
 		return nil, false, errf("op_conflict", "operation %s already created conversation %s with a different title", op, c.id)
 	}
 	return c, true, nil
@@ -232,6 +232,15 @@ func (h *Host) byOp(op string) (*Conv, bool, error) {
 	defer h.mu.Unlock()
 	c := h.convs[r.ID]
 	return c, c != nil, nil
+}
+
+// redact passes text through the sessions' redactor: a title sent again is compared with the one
+// recorded.
+func (h *Host) redact(text string) string {
+	if h.cfg.Session.Redact == nil {
+		return text
+	}
+	return h.cfg.Session.Redact.Redact(text)
 }
 
 // make creates a conversation under operation op: a new session whose first records are
@@ -260,7 +269,8 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 			return nil, false, err
 		}
 	}
-	c := &Conv{h: h, id: id, path: sess.Path(), op: op, opTitle: title, known: true}
+	// The operation's title is kept as the record holds it (redacted), as origin reads it back.
+	c := &Conv{h: h, id: id, path: sess.Path(), op: op, opTitle: sess.State().Meta().Title, known: true}
 	ag, err := c.newAgent(sess)
 	if err != nil {
 		sess.Close()

@@ -28,9 +28,12 @@ import (
 
 // Options are the injected edges of a session.
 type Options struct {
-	FS     fsys.FS
-	Now    func() time.Time
-	Redact func(string) string // applied to tool output at the one place records are written
+	FS  fsys.FS
+	Now func() time.Time
+	// Redact takes secrets out of every text a record carries from outside (tool output, model
+	// text, provider errors: see redact.go) before it is written, and out of live events before
+	// they are published. Default: nothing is redacted.
+	Redact Redactor
 }
 
 func (o Options) withDefaults() Options {
@@ -41,7 +44,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.Redact == nil {
-		o.Redact = func(s string) string { return s }
+		o.Redact = RedactFunc(func(s string) string { return s })
 	}
 	return o
 }
@@ -62,6 +65,7 @@ type Session struct {
 	smu  sync.Mutex
 	subs map[int]chan Update
 	next int
+	held heldText // streamed text not yet published, guarded by smu (redact.go)
 }
 
 // Update is what subscribers receive: a record that was applied, or a live event that is
@@ -320,20 +324,6 @@ func (s *Session) Sync() error {
 	return nil
 }
 
-// redact passes tool output through the redactor; other payloads are returned as they are.
-func (s *Session) redact(p record.Payload) record.Payload {
-	tr, ok := p.(*record.ToolResults)
-	if !ok {
-		return p
-	}
-	out := &record.ToolResults{Results: make([]record.ToolResult, len(tr.Results))}
-	for i, r := range tr.Results {
-		r.Content = s.opts.Redact(r.Content)
-		out.Results[i] = r
-	}
-	return out
-}
-
 // Read runs fn with the folded state under the read lock. fn must not keep the state or call
 // back into the session.
 func (s *Session) Read(fn func(st *fold.State)) {
@@ -387,12 +377,18 @@ func (s *Session) Subscribe() (<-chan Update, func()) {
 func (s *Session) publish(u Update) {
 	s.smu.Lock()
 	defer s.smu.Unlock()
-	for k, ch := range s.subs {
-		select {
-		case ch <- u:
-		default:
-			close(ch)
-			delete(s.subs, k)
+	if len(s.subs) == 0 {
+		s.held = heldText{}
+		return
+	}
+	for _, u := range s.redactUpdate(u) {
+		for k, ch := range s.subs {
+			select {
+			case ch <- u:
+			default:
+				close(ch)
+				delete(s.subs, k)
+			}
 		}
 	}
 }

@@ -53,7 +53,7 @@ func must(t testing.TB, err error) {
 // sent.
 func TestOpenEqualsLiveAndReadBack(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s1")
-	s, err := Create(dir, Options{Now: clock(), Redact: func(s string) string { return "R:" + s }}, started("s1"))
+	s, err := Create(dir, Options{Now: clock(), Redact: RedactFunc(func(s string) string { return "R:" + s })}, started("s1"))
 	must(t, err)
 	for i := 0; i < 5; i++ {
 		exchange(t, s, i)

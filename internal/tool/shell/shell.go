@@ -52,7 +52,7 @@ type Options struct {
 }
 
 // SecretEnv lists the environment variables never passed to a command.
-var SecretEnv = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}
+var SecretEnv = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "REIN_TOKEN"}
 
 // Tool is the bash tool. It is safe for concurrent calls; each starts in the working directory the
 // last finished call left.
