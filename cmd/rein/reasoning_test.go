@@ -76,6 +76,18 @@ func TestReasoningFlagsRefused(t *testing.T) {
 			t.Errorf("rein run %s: want exit 2 saying %q\n%s", strings.Join(c.args, " "), c.say, r)
 		}
 	}
+	// The hosts take the same flags and refuse them the same way, before they serve anything.
+	for _, c := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"serve", "--addr", "127.0.0.1:0", "--provider", "sim", "--thinking", "500"}, "below the least budget"},
+		{[]string{"chat", "--provider", "sim", "--effort", "high"}, "takes a thinking budget instead"},
+	} {
+		if r := sb.rein(t, c.args...); r.code != exitUsage || !strings.Contains(r.stderr, c.say) {
+			t.Errorf("rein %s: want exit 2 saying %q\n%s", strings.Join(c.args, " "), c.say, r)
+		}
+	}
 	if paths := sb.records(t); len(paths) != 0 {
 		t.Errorf("a refused run started sessions: %v", paths)
 	}
