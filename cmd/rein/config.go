@@ -6,11 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/reinhq/rein/internal/agent"
 	"github.com/spf13/cobra"
 )
 
@@ -27,6 +29,8 @@ type config struct {
 	Deny           []string `toml:"deny"`
 	MaxTurns       int      `toml:"max_turns"`
 	MaxTokens      int      `toml:"max_tokens"`
+	Thinking       int      `toml:"thinking"` // a budget in tokens, applied where the provider takes one
+	Effort         string   `toml:"effort"`   // applied where the provider takes one
 }
 
 // settings is the configuration in force for this process: the file, then the environment.
@@ -63,7 +67,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 					keys = append(keys, k.String())
 				}
 				sort.Strings(keys)
-				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens)", path, strings.Join(keys, ", "))
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort)", path, strings.Join(keys, ", "))
+			}
+			if c.Thinking != 0 && c.Thinking < agent.MinThinking {
+				return c, fmt.Errorf("the config file %s sets thinking = %d: a budget is at least %d tokens (or 0 for off)", path, c.Thinking, agent.MinThinking)
+			}
+			if c.Effort != "" && !slices.Contains(efforts, c.Effort) {
+				return c, fmt.Errorf("the config file %s sets effort = %q: it takes %s", path, c.Effort, strings.Join(efforts, ", "))
 			}
 		}
 	}

@@ -55,6 +55,20 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.prompt, "prompt", "p", "", `the prompt (as "rein -p" in other harnesses); or give it as arguments, or on standard input`)
 }
 
+// resolve resolves the provider the flags name and checks the thinking budget against the
+// output limit the flags give it.
+func (f runFlags) resolve(log io.Writer) (*wiring, error) {
+	w, err := resolveProvider(f.providerFlags, environ, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.checkThinking(f.maxTokens); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
@@ -236,7 +250,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 		return exitf(exitUsage, "%v", err)
 	}
-	wired, err := resolveProvider(f.providerFlags, environ, stderr)
+	wired, err := f.resolve(stderr)
 	if err != nil {
 		if sess != nil {
 			sess.Close()
@@ -251,7 +265,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		id := session.NewID(time.Now())
 		s, err := session.Create(filepath.Join(session.ProjectDir(root, ws), id), opts, &record.SessionStarted{
 			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
-			BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission,
+			BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
 		})
 		if err != nil {
 			return exitf(exitFailed, "cannot create the session: %v", err)
@@ -263,7 +277,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	ds := doors(ws, wired, f)
 	a := agent.New(agent.Config{
 		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
-		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission,
+		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
 		System: systemPrompt(ws), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
 	})
 	out := newPrinter(stdout, stderr, f.asJSON)

@@ -43,9 +43,13 @@ type Config struct {
 	BaseURL        string
 	PermissionMode string
 	MaxTokens      int
-	Thinking       int
-	System         string
-	Runner         *tool.Runner
+	// Thinking is the extended-thinking budget in tokens (0: off) and Effort the reasoning
+	// effort ("": the model's default), sent where the provider takes them and recorded with the
+	// session's start and each resume, so that a resume keeps them.
+	Thinking int
+	Effort   string
+	System   string
+	Runner   *tool.Runner
 	// Doors are tools that act on the session itself (context, transcript, agents); they are
 	// offered after the runner's tools, judged by the runner's policy and run by the loop.
 	Doors    []Door
@@ -155,10 +159,10 @@ func (a *Agent) Settle(cwd, version string) error {
 	if st.Meta().Session == "" {
 		// The record is empty (a crash right after it was created): start it now.
 		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode})
+			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
 	}
 	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode})
+		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
 }
 
 // TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt
@@ -320,7 +324,9 @@ func (a *Agent) boundary() error {
 // request builds, validates and streams one request, with retries.
 func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) {
 	st := a.sess.State()
-	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(), MaxTokens: outputLimit(a.cfg.MaxTokens, a.window()), Thinking: a.cfg.Thinking}
+	limit := OutputLimit(a.cfg.MaxTokens, a.window())
+	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(),
+		MaxTokens: limit, Thinking: thinkingBudget(a.cfg.Thinking, limit), Effort: a.cfg.Effort}
 	body, err := a.cfg.Wire.Encode(req)
 	if err != nil {
 		return provider.Reply{}, fmt.Errorf("encode the request: %w", err)

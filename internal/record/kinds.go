@@ -266,6 +266,10 @@ type SessionStarted struct {
 	BaseURL string `json:"base_url,omitempty"`
 	// PermissionMode is the permission mode the session runs under; a resume keeps it.
 	PermissionMode string `json:"permission_mode,omitempty"`
+	// Thinking is the extended-thinking budget in tokens the session was started with (0: off).
+	Thinking int `json:"thinking,omitempty"`
+	// Effort is the reasoning effort the session was started with ("": the model's default).
+	Effort string `json:"effort,omitempty"`
 }
 
 // SessionResumed marks a process taking a session up again.
@@ -278,6 +282,9 @@ type SessionResumed struct {
 	// BaseURL and PermissionMode are the settings in force from here on, as in SessionStarted.
 	BaseURL        string `json:"base_url,omitempty"`
 	PermissionMode string `json:"permission_mode,omitempty"`
+	// Thinking and Effort are the reasoning settings in force from here on, as in SessionStarted.
+	Thinking int    `json:"thinking,omitempty"`
+	Effort   string `json:"effort,omitempty"`
 }
 
 // TurnStarted marks a request going out (Attempt counts from 1 within one turn).
