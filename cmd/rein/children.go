@@ -1,17 +1,62 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
+	"github.com/spf13/pflag"
 )
+
+// childFlags bound the child agents a session may start through the agents tool.
+type childFlags struct {
+	running count // --max-children: at once, over the session's whole tree
+	total   count // --max-children-total: in all, per session
+}
+
+func (f *childFlags) register(fs *pflag.FlagSet) {
+	f.running, f.total = agent.DefaultRunning, agent.DefaultTotal
+	fs.Var(&f.running, "max-children", "the most child agents (the agents tool) running at once, their own children included; 0 turns the agents tool off")
+	fs.Var(&f.total, "max-children-total", "the most child agents one session may start; 0 turns the agents tool off")
+}
+
+// limits are the flags as the agents door takes them; ok is false when either turns it off.
+func (f childFlags) limits() (agent.Limits, bool) {
+	return agent.Limits{Running: int(f.running), Total: int(f.total)}, f.running > 0 && f.total > 0
+}
+
+// count is a flag that holds a whole number, 0 or more.
+type count int
+
+func (c *count) String() string { return strconv.Itoa(int(*c)) }
+func (c *count) Type() string   { return "int" }
+func (c *count) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q is not a whole number of 0 or more", s)
+	}
+	*c = count(n)
+	return nil
+}
+
+// children is the agents door of a session built with f, or nil when the flags turn it off.
+func children(ws string, wired *wiring, f runFlags) *agent.Children {
+	lim, ok := f.children.limits()
+	if !ok {
+		return nil
+	}
+	return &agent.Children{Spawn: spawner(ws, wired, f), Limits: lim}
+}
 
 // spawner makes child agents beside their parent's session: each a session of its own whose
 // session_started names the parent, inheriting the parent's context when asked. A child has its
-// own tools (its own shell) and the same provider; it may start children of its own.
+// own tools (its own shell) and the same provider; it may start children of its own (its door
+// takes the limits of its parent's), and it awaits them before its exchange ends, so its reply
+// comes after theirs.
 func spawner(ws string, wired *wiring, f runFlags) agent.Spawner {
 	var spawn agent.Spawner
 	spawn = func(parent *agent.Agent, inherit bool) (*agent.Agent, error) {
@@ -43,7 +88,7 @@ func spawner(ws string, wired *wiring, f runFlags) agent.Spawner {
 			return nil, err
 		}
 		cfg := parent.Config()
-		cfg.Session, cfg.Runner = child, runner
+		cfg.Session, cfg.Runner, cfg.AwaitChildren = child, runner, true
 		cfg.Doors = append(agent.Doors(), &agent.Children{Spawn: spawn})
 		return agent.New(cfg), nil
 	}

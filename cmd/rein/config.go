@@ -27,6 +27,9 @@ type config struct {
 	Deny           []string `toml:"deny"`
 	MaxTurns       int      `toml:"max_turns"`
 	MaxTokens      int      `toml:"max_tokens"`
+	// The child agent limits; 0 is a value of its own (the agents tool off), so unset is nil.
+	MaxChildren      *int `toml:"max_children"`
+	MaxChildrenTotal *int `toml:"max_children_total"`
 }
 
 // settings is the configuration in force for this process: the file, then the environment.
@@ -59,7 +62,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 					keys = append(keys, k.String())
 				}
 				sort.Strings(keys)
-				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens)", path, strings.Join(keys, ", "))
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, max_children, max_children_total)", path, strings.Join(keys, ", "))
 			}
 		}
 	}
@@ -99,10 +102,17 @@ func applySettings(cmd *cobra.Command, _ []string) error {
 		}
 		return strconv.FormatInt(n, 10)
 	}
+	opt := func(n *int) string {
+		if n == nil {
+			return ""
+		}
+		return strconv.Itoa(*n)
+	}
 	for name, value := range map[string]string{
 		"permission-mode": c.PermissionMode, "context-window": num(c.ContextWindow),
 		"max-turns": num(int64(c.MaxTurns)), "max-tokens": num(int64(c.MaxTokens)),
 		"allow": strings.Join(c.Allow, ","), "deny": strings.Join(c.Deny, ","),
+		"max-children": opt(c.MaxChildren), "max-children-total": opt(c.MaxChildrenTotal),
 	} {
 		if err := set(name, value); err != nil {
 			return err

@@ -44,17 +44,12 @@ func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
 	return &tool.Runner{Tools: reg, Policy: pol}, nil
 }
 
-// doors are the tools that act on the session itself: context, transcript and agents.
+// doors are the tools that act on the session itself: context, transcript and agents (unless the
+// child limits turn it off).
 func doors(ws string, wired *wiring, f runFlags) []agent.Door {
-	return append(agent.Doors(), &agent.Children{Spawn: spawner(ws, wired, f)})
-}
-
-// childrenOf finds the agents door among doors.
-func childrenOf(ds []agent.Door) *agent.Children {
-	for _, d := range ds {
-		if c, ok := d.(*agent.Children); ok {
-			return c
-		}
+	ds := agent.Doors()
+	if kids := children(ws, wired, f); kids != nil {
+		ds = append(ds, kids)
 	}
-	return nil
+	return ds
 }
