@@ -509,9 +509,14 @@ func (c *Children) Stop() {
 }
 
 // Close stops every child (Stop) for good, records what still waited in each child's inbox, and
-// closes their sessions, their own children's first. Nothing starts through the door after it.
+// closes their sessions, their own children's first. Nothing starts through the door after it; a
+// second Close does nothing.
 func (c *Children) Close() error {
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
 	c.closed = true
 	c.mu.Unlock()
 	c.Stop()
