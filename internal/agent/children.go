@@ -245,14 +245,25 @@ func (c *Children) refuseLocked(op string, starting bool) string {
 		return "agents " + op + " refused: " + errStopping.Error()
 	}
 	if starting && c.started >= c.Limits.Total {
-		return fmt.Sprintf(`agents start refused: this session has started %d child agents, the most one session may; `+
-			`give one of them more work with {"op":"message","id":"...","text":"..."}`, c.started)
+		return fmt.Sprintf(`agents start refused: this session has started %s, the most one session may; `+
+			`give one of them more work with {"op":"message","id":"...","text":"..."}`, agentsCount(c.started))
 	}
 	if n, ok := c.pool.tryTake(c.Limits.Running); !ok {
-		return fmt.Sprintf(`agents %s refused: %d child agents are running (their own children count too), the most this session allows at once; `+
-			`wait for one ({"op":"wait","id":"..."}) or cancel one, then try again`, op, n)
+		verb := "are"
+		if n == 1 {
+			verb = "is"
+		}
+		return fmt.Sprintf(`agents %s refused: %s %s running (their own children count too), the most this session allows at once; `+
+			`wait for one ({"op":"wait","id":"..."}) or cancel one, then try again`, op, agentsCount(n), verb)
 	}
 	return ""
+}
+
+func agentsCount(n int) string {
+	if n == 1 {
+		return "1 child agent"
+	}
+	return fmt.Sprintf("%d child agents", n)
 }
 
 // adopt makes d, a child's own door, share parent's limits and running count.
