@@ -1,9 +1,7 @@
 package main
 
 import (
-	"fmt"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
@@ -12,35 +10,21 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// childFlags bound the child agents a session may start through the agents tool.
+// childFlags bound the child agents a session may start through the agents tool (their ranges
+// are judged with the other numeric flags: numberRanges).
 type childFlags struct {
-	running count // --max-children: at once, over the session's whole tree
-	total   count // --max-children-total: in all, per session
+	running int // --max-children: at once, over the session's whole tree
+	total   int // --max-children-total: in all, per session
 }
 
 func (f *childFlags) register(fs *pflag.FlagSet) {
-	f.running, f.total = agent.DefaultRunning, agent.DefaultTotal
-	fs.Var(&f.running, "max-children", "the most child agents (the agents tool) running at once, their own children included; 0 turns the agents tool off")
-	fs.Var(&f.total, "max-children-total", "the most child agents one session may start; 0 turns the agents tool off")
+	fs.IntVar(&f.running, "max-children", agent.DefaultRunning, "the most child agents (the agents tool) running at once, their own children included; 0 turns the agents tool off")
+	fs.IntVar(&f.total, "max-children-total", agent.DefaultTotal, "the most child agents one session may start; 0 turns the agents tool off")
 }
 
 // limits are the flags as the agents door takes them; ok is false when either turns it off.
 func (f childFlags) limits() (agent.Limits, bool) {
-	return agent.Limits{Running: int(f.running), Total: int(f.total)}, f.running > 0 && f.total > 0
-}
-
-// count is a flag that holds a whole number, 0 or more.
-type count int
-
-func (c *count) String() string { return strconv.Itoa(int(*c)) }
-func (c *count) Type() string   { return "int" }
-func (c *count) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return fmt.Errorf("%q is not a whole number of 0 or more", s)
-	}
-	*c = count(n)
-	return nil
+	return agent.Limits{Running: f.running, Total: f.total}, f.running > 0 && f.total > 0
 }
 
 // children is the agents door of a session built with f, or nil when the flags turn it off.
