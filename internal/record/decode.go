@@ -465,6 +465,7 @@ func (p *Import) members() (f fields) {
 	f.add("turn", &p.Turn)
 	f.add("message", &p.Message)
 	f.add("source", &p.Source)
+	f.add("child", &p.Child)
 	return f
 }
 

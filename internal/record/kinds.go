@@ -141,16 +141,19 @@ type UserPrompt struct {
 // delivered at a turn boundary, or a harness nudge or pressure reminder (Source says which).
 type Steering struct {
 	Text       string `json:"text"`
-	Source     string `json:"source,omitempty"` // "user" (default), "nudge", "pressure", "child"
+	Source     string `json:"source,omitempty"` // "user" (default), "nudge", "pressure"
 	Submission string `json:"submission,omitempty"`
 }
 
 // Import is a harness-authored or imported turn under a fresh id: a resume note, a message brought
-// from another product's session.
+// from another product's session, a child agent's reply (Source "child"). It is never the person's
+// voice, though it renders as a user-role message.
 type Import struct {
 	Turn    int64   `json:"turn"`
 	Message Message `json:"message"`
 	Source  string  `json:"source"`
+	// Child is the session id of the child agent whose reply this is, for Source "child".
+	Child string `json:"child,omitempty"`
 }
 
 // AssistantMessage opens an assistant turn with one admitted message; its tool calls are what the
