@@ -15,12 +15,13 @@ import (
 // The host's connections are bounded so that no client can starve it: every stage of a request has
 // a deadline (Limits), and a Gate holds at most Limits.MaxConns connections, of which at most
 // Limits.MaxUnauthenticated have not yet presented the token. A connection that has shown the token
-// is never closed to make room; one that has not is, oldest first, and those with no request in
-// progress before those reading one. So idle or slow connections opened by anyone without the
-// token cost the host a bounded number of file handles, and a client with the token always gets a
-// connection in and is answered: its connection is the newest, and is authorised as soon as its
-// first request is read. Only when every connection held has shown the token is a new one refused,
-// at once, with 503 too_many_connections; nothing waits in a queue.
+// is never closed to make room; one that has not is, oldest first: first those that never sent a
+// byte, then those not being answered, then any. So idle or slow connections opened by anyone
+// without the token cost the host a bounded number of file handles, and a client with the token
+// always gets a connection in and is answered: its connection is the newest, it sends its request
+// at once, and it is authorised as soon as that request is read. Only when every connection held
+// has shown the token is a new one refused, at once, with 503 too_many_connections; nothing waits
+// in a queue. A connection that never completes a request is closed by the header timeout.
 //
 // This is a small wrapper rather than golang.org/x/net/netutil.LimitListener, which makes excess
 // connections wait in the kernel's accept queue: an attacker filling it would lock everyone out.
@@ -212,13 +213,24 @@ func (g *Gate) admit(c net.Conn) *gatedConn {
 	return gc
 }
 
-// victimLocked picks the connection to close: the oldest unauthorised one with no request in
-// progress, else the oldest unauthorised one.
+// victimLocked picks the connection to close: the oldest unauthorised one that never sent a byte,
+// else the oldest not being answered, else the oldest.
 func (g *Gate) victimLocked() *gatedConn {
+	var quiet *gatedConn
 	for e := g.unauth.Front(); e != nil; e = e.Next() {
-		if gc := e.Value.(*gatedConn); !gc.busy.Load() {
+		gc := e.Value.(*gatedConn)
+		if gc.busy.Load() {
+			continue
+		}
+		if !gc.spoke.Load() {
 			return gc
 		}
+		if quiet == nil {
+			quiet = gc
+		}
+	}
+	if quiet != nil {
+		return quiet
 	}
 	return g.unauth.Front().Value.(*gatedConn)
 }
@@ -249,7 +261,8 @@ func (g *Gate) Stats() GateStats {
 type gatedConn struct {
 	net.Conn
 	g    *Gate
-	busy atomic.Bool // a request is in progress (http.StateActive)
+	busy  atomic.Bool // a request is being answered (http.StateActive)
+	spoke atomic.Bool // a byte has been read from it
 	// Guarded by g.mu:
 	el     *list.Element // in g.unauth until authorised
 	closed bool
@@ -262,6 +275,15 @@ func (c *gatedConn) authorise() {
 		c.g.unauth.Remove(c.el)
 		c.el = nil
 	}
+}
+
+// Read reads from the connection, noting that it spoke.
+func (c *gatedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.spoke.Load() {
+		c.spoke.Store(true)
+	}
+	return n, err
 }
 
 // Close closes the connection and frees its place.
