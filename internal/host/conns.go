@@ -9,7 +9,10 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The host's connections are bounded so that no client can starve it: every stage of a request has
@@ -214,7 +217,9 @@ func (g *Gate) admit(c net.Conn) *gatedConn {
 }
 
 // victimLocked picks the connection to close: the oldest unauthorised one that never sent a byte,
-// else the oldest not being answered, else the oldest.
+// else the oldest not being answered, else the oldest. A connection whose request is waiting in
+// the kernel, not yet read (the accept loop runs ahead of the connections' own goroutines under a
+// flood), has spoken: a client that connects and sends its request at once is not taken for idle.
 func (g *Gate) victimLocked() *gatedConn {
 	var quiet *gatedConn
 	for e := g.unauth.Front(); e != nil; e = e.Next() {
@@ -223,7 +228,10 @@ func (g *Gate) victimLocked() *gatedConn {
 			continue
 		}
 		if !gc.spoke.Load() {
-			return gc
+			if !gc.waiting() {
+				return gc
+			}
+			gc.spoke.Store(true)
 		}
 		if quiet == nil {
 			quiet = gc
@@ -275,6 +283,22 @@ func (c *gatedConn) authorise() {
 		c.g.unauth.Remove(c.el)
 		c.el = nil
 	}
+}
+
+// waiting reports whether bytes have arrived on the connection that have not been read yet.
+func (c *gatedConn) waiting() bool {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	// TIOCINQ (FIONREAD): the bytes received and not yet read.
+	_ = raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	return n > 0
 }
 
 // Read reads from the connection, noting that it spoke.

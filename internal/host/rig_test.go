@@ -43,11 +43,12 @@ type rigOptions struct {
 	bash      bool // offer the bash tool in a temporary workspace
 	ask       bool // with bash: permission mode ask, every call put to the person through the host
 	idleAfter time.Duration
-	noCheck   bool        // skip the end-of-test record checks
-	quiet     bool        // keep host log lines out of the test log
-	limits    host.Limits // the API's connection caps and timeouts (zero: the defaults)
-	caps      caps        // the host's caps on conversations
-	fs        fsys.FS     // the sessions' file system (nil: the OS's)
+	noCheck   bool         // skip the end-of-test record checks
+	quiet     bool         // keep host log lines out of the test log
+	limits    host.Limits  // the API's connection caps and timeouts (zero: the defaults)
+	caps      caps         // the host's caps on conversations
+	fs        fsys.FS      // the sessions' file system (nil: the OS's)
+	agentErr  func() error // when it returns an error, building a conversation's agent fails with it
 }
 
 // caps are the host's caps on conversations (host.Config).
@@ -119,6 +120,11 @@ func (r *rig) config() host.Config {
 		NewAgentFor: func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 			if s.Provider != "sim" {
 				return nil, fmt.Errorf("this host talks to provider sim, not %s", s.Provider)
+			}
+			if r.opts.agentErr != nil {
+				if err := r.opts.agentErr(); err != nil {
+					return nil, err
+				}
 			}
 			cfg := agent.Config{Session: sess, Wire: wire, Provider: "sim", Model: s.Model, MaxTokens: 1024,
 				System: "You are under test.", Window: 200_000}
