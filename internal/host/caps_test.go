@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/session"
@@ -311,22 +310,100 @@ func TestSlowLorisClosed(t *testing.T) {
 }
 
 // TestEventsOutliveTimeouts holds an events stream open well past the server's read and write
-// timeouts: the stream stays, and still carries what happens next.
+// timeouts: the same stream (read raw: the client would reconnect) stays, and still carries what
+// happens next.
 func TestEventsOutliveTimeouts(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	r := newRig(t, rigOptions{limits: host.Limits{ReadTimeout: timeout, WriteTimeout: timeout}})
 	id := r.create("watched")
-	w := r.events(id, 0)
-	w.record("session_started")
+	req, _ := http.NewRequest("GET", r.srv.URL+"/api/conversations/"+id+"/events", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
 	// Let the timeouts pass several times over: the stream must not be cut by them.
-	<-time.After(5 * timeout)
+	quiet := time.After(5 * timeout)
+wait:
+	for {
+		select {
+		case _, ok := <-lines:
+			if !ok {
+				t.Fatal("the stream ended within the server's timeouts")
+			}
+		case <-quiet:
+			break wait
+		}
+	}
 	res := r.send(id, "still there?")
-	w.until("the submission, after the timeouts", func(e client.Event) bool {
-		return e.Kind == "submission" && strings.Contains(string(e.Payload), res.MessageID)
-	})
-	w.idle()
-	if st := r.conns.Stats(); st.Evicted != 0 {
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("the stream ended before the message sent after the timeouts arrived")
+			}
+			if strings.Contains(l, res.MessageID) {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the message sent after the timeouts did not arrive")
+		}
+	}
+}
+
+// TestGateCountsUnreadBytes checks the gate alone, with nothing reading its connections: one whose
+// request is waiting in the kernel, unread, has spoken, and a silent one is closed before it.
+func TestGateCountsUnreadBytes(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := host.NewGate(ln, 10, 2)
+	defer g.Close()
+	accepted := make(chan net.Conn, 10)
+	go func() {
+		for {
+			c, err := g.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	dial := func(send string) net.Conn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if send != "" {
+			c.Write([]byte(send))
+		}
+		<-accepted
+		return c
+	}
+	// On loopback a write is in the receiving socket's queue when it returns.
+	early := dial("GET / HTTP/1.1\r\n")
+	silent := dial("")
+	if st := g.Stats(); st.Held != 2 || st.Unauthenticated != 2 {
 		t.Fatalf("%+v", st)
+	}
+	dial("")
+	if closed, _ := closedWithin(silent, 2*time.Second); !closed {
+		t.Fatal("the silent connection was not closed to make room")
+	}
+	if closed, _ := closedWithin(early, 100*time.Millisecond); closed {
+		t.Fatal("a connection whose request was waiting unread was closed before a silent one")
 	}
 }
 

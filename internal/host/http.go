@@ -403,11 +403,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer sub.End()
-	// The stream outlives the server's read and write timeouts: the read deadline is lifted (the
-	// body is empty; a deadline hit would end the stream), and every write has its own deadline, so
-	// a peer that stops reading is dropped after WriteTimeout. The pings find a peer that vanished.
+	// The stream outlives the server's read and write timeouts: net/http lifts the read deadline
+	// of a request with no body once its header is read, and every write here has its own
+	// deadline, so a peer that stops reading is dropped after WriteTimeout. The pings find a peer
+	// that vanished.
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
 	flush := func() error {
 		if s.lim.WriteTimeout > 0 {
 			_ = rc.SetWriteDeadline(time.Now().Add(s.lim.WriteTimeout))
