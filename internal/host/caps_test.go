@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/reinhq/rein/internal/fsys"
@@ -275,6 +276,38 @@ func TestGateEvictsUnauthenticatedOldestFirst(t *testing.T) {
 		hc.CloseIdleConnections()
 	}
 	r.waitStats("all closed", func(st host.GateStats) bool { return st.Held == 0 })
+}
+
+// TestGateSparesConnectionsBeingAnswered holds a connection without the token whose answer (a large
+// file of the web chat) it is not reading: over the cap, a newer connection that is not being
+// answered is closed before it.
+func TestGateSparesConnectionsBeingAnswered(t *testing.T) {
+	big := strings.Repeat("x", 64<<20)
+	r := newRig(t, rigOptions{limits: host.Limits{MaxConns: 8, MaxUnauthenticated: 2},
+		web: fstest.MapFS{"big.js": {Data: []byte(big)}}})
+	slow := r.dial()
+	fmt.Fprintf(slow, "GET /big.js HTTP/1.1\r\nHost: %s\r\n\r\n", r.srv.Listener.Addr())
+	// Its answer fills the socket buffers and waits for a reader.
+	if _, err := io.ReadFull(slow, make([]byte, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	talker := r.dial()
+	fmt.Fprintf(talker, "GET /api/capabilities HTTP/1.1\r\nHost: %s\r\n\r\n", r.srv.Listener.Addr())
+	resp, err := http.ReadResponse(bufio.NewReader(talker), nil)
+	if err != nil || resp.StatusCode != 401 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	resp.Body.Close()
+	r.dial() // over the cap of two
+	if closed, _ := closedWithin(talker, 2*time.Second); !closed {
+		t.Fatal("the connection not being answered was not closed to make room")
+	}
+	// The slow one still gets its whole answer.
+	_ = slow.SetReadDeadline(time.Now().Add(20 * time.Second))
+	n, _ := io.Copy(io.Discard, io.LimitReader(slow, int64(len(big))-1024))
+	if n < int64(len(big))-1024 {
+		t.Fatalf("the connection being answered was cut after %d bytes", n)
+	}
 }
 
 // TestSlowLorisClosed sends a request's header one byte at a time, more slowly than the header

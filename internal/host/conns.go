@@ -268,7 +268,7 @@ func (g *Gate) Stats() GateStats {
 // gatedConn is a connection the Gate holds.
 type gatedConn struct {
 	net.Conn
-	g    *Gate
+	g     *Gate
 	busy  atomic.Bool // a request is being answered (http.StateActive)
 	spoke atomic.Bool // a byte has been read from it
 	// Guarded by g.mu:

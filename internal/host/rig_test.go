@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -49,6 +50,7 @@ type rigOptions struct {
 	caps      caps         // the host's caps on conversations
 	fs        fsys.FS      // the sessions' file system (nil: the OS's)
 	agentErr  func() error // when it returns an error, building a conversation's agent fails with it
+	web       fs.FS        // the files served at / (nil: none)
 }
 
 // caps are the host's caps on conversations (host.Config).
@@ -164,7 +166,7 @@ func (r *rig) open() {
 	// Served as rein serve serves it: its timeouts, through its gate.
 	r.srv = httptest.NewUnstartedServer(nil)
 	r.srv.Listener.Close()
-	r.srv.Config, r.conns = host.NewServer(h, token, ln.Addr().String(), nil).HTTPServer(ln, r.opts.limits)
+	r.srv.Config, r.conns = host.NewServer(h, token, ln.Addr().String(), r.opts.web).HTTPServer(ln, r.opts.limits)
 	r.srv.Listener = r.conns
 	r.srv.Start()
 	r.c = client.New(r.srv.URL, token, nil)
