@@ -35,7 +35,7 @@ type Limits struct {
 	MaxConns           int // connections held at once
 	MaxUnauthenticated int // of which not yet authorised by the token
 
-	HeaderTimeout time.Duration // to read a request's header, from the connection's start or its last request
+	HeaderTimeout time.Duration // to read a request's header, from the connection's start or a later request's first byte
 	ReadTimeout   time.Duration // to read a whole request, body included
 	WriteTimeout  time.Duration // to answer a request; each write of an events stream has its own
 	IdleTimeout   time.Duration // a kept-alive connection with no request in progress
