@@ -37,6 +37,8 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/fsys"
+	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
@@ -136,7 +138,9 @@ func errf(code, format string, args ...any) error {
 // matches its record (same size, not working) is listed from the row without being replayed; any
 // other is replayed, settled if a crash left it in flight, and its accepted-but-undelivered
 // submissions are rejected as "host restarted" so a client can offer Retry; nothing is delivered
-// twice. A missing or damaged index is rebuilt from the records.
+// twice. A conversation another process holds (a rein run, another host on the same state) is
+// listed as held (View.Held), read-only, and left alone. A missing or damaged index is rebuilt
+// from the records.
 func Open(cfg Config) (*Host, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -191,6 +195,10 @@ func (h *Host) load() error {
 		delete(byID, e.ID)
 		if ok && !r.Working && r.Path == e.Path && fileSize(e.Path) == r.Size {
 			c.op, c.opTitle, c.known = r.Op, r.OpTitle, true
+			// Another process (another host) may hold it open without having written since.
+			if holder, held, err := journal.Live(h.fs(), e.Path); err == nil && held {
+				c.held = &holder
+			}
 			h.convs[e.ID] = c
 			continue
 		}
@@ -599,6 +607,14 @@ func (h *Host) Stats() Stats {
 
 var errHostClosed = errf("host_closed", "the host is shutting down")
 
+// fs is the filesystem the host's sessions live on.
+func (h *Host) fs() fsys.FS {
+	if h.cfg.Session.FS == nil {
+		return fsys.OS{}
+	}
+	return h.cfg.Session.FS
+}
+
 // fileSize is the size of a record file, or -1 if it cannot be read.
 func fileSize(path string) int64 {
 	fi, err := os.Stat(path)
@@ -619,7 +635,7 @@ func origin(path string) (op, title string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("read the first record of %s: %w", path, err)
 	}
-	r, err := record.Decode(line, 1)
+	r, err := record.DecodeWith(line, 1, journal.Blobs(fsys.OS{}, path))
 	if err != nil {
 		return "", "", err
 	}

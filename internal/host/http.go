@@ -166,7 +166,7 @@ func writeError(w http.ResponseWriter, err error) {
 
 // statusOf is the HTTP status of each refusal code (docs/api.md); another code is 400.
 var statusOf = map[string]int{
-	"not_found": 404, "op_conflict": 409, "bad_request": 400, "closed": 409, "busy": 409,
+	"not_found": 404, "op_conflict": 409, "bad_request": 400, "closed": 409, "busy": 409, "held": 409,
 	"rate_limited": 429, "too_many_conversations": 503, "too_many_open": 503, "host_closed": 503,
 }
 

@@ -1,6 +1,8 @@
 // Package session is the single writer of one session's record: it proposes records to the fold,
 // writes and syncs them through the journal, applies them, and publishes what changed. Nothing
-// else writes a record file.
+// else writes a record file, and one Session at a time writes a given one, across processes: an
+// open Session holds the record's lock (package journal), and a second writer is refused with the
+// first one's name.
 //
 // The order is fixed and written here once: propose → judge → encode (redacted) → append → sync
 // (protocol records before they are applied; events no later than the next protocol record or an
@@ -80,7 +82,8 @@ type Live struct {
 // ErrFailed wraps every error after a session failed (an fsync error, a refused live record).
 var ErrFailed = errors.New("session failed")
 
-// Create creates a session in dir and writes its first record, session_started.
+// Create creates a session in dir and writes its first record, session_started. The Session holds
+// the record's writer lock until Close (see package journal).
 func Create(dir string, opts Options, started *record.SessionStarted) (*Session, error) {
 	opts = opts.withDefaults()
 	w, err := journal.Create(opts.FS, dir)
@@ -95,14 +98,18 @@ func Create(dir string, opts Options, started *record.SessionStarted) (*Session,
 	return s, nil
 }
 
-// Open replays a session's record through the fold (quarantining a torn tail) and returns it
-// ready to append. A refused record leaves the file untouched and returns a *journal.RefusedError.
+// Open takes a session's writer lock, replays its record through the fold (quarantining a torn
+// tail) and returns it ready to append; Close releases the lock. A record another writer holds —
+// another process, or another Session of it in this one — is refused with a *journal.HeldError
+// naming the holder, and nothing is read; a refused record leaves the file untouched and returns a
+// *journal.RefusedError.
 func Open(path string, opts Options) (*Session, journal.Report, error) {
 	opts = opts.withDefaults()
 	st := fold.New()
 	var loci []record.Locus
+	blobs := journal.Blobs(opts.FS, path)
 	w, rep, err := journal.Open(opts.FS, path, func(seq int64, line []byte, loc record.Locus) error {
-		r, err := record.Decode(line, seq)
+		r, err := record.DecodeWith(line, seq, blobs)
 		if err != nil {
 			return err
 		}
@@ -125,14 +132,47 @@ func Open(path string, opts Options) (*Session, journal.Report, error) {
 	return s, rep, nil
 }
 
+// Load replays a session's record read-only, for a reader that needs a Session rather than a
+// state: a fork's read of its parent. It takes no lock, so it works while a writer holds the record,
+// and quarantines nothing (a torn tail, or a line its writer is appending, is left where it is).
+// The Session refuses every write with ErrReadOnly; Close releases nothing.
+func Load(path string, opts Options) (*Session, journal.Report, error) {
+	opts = opts.withDefaults()
+	st := fold.New()
+	var loci []record.Locus
+	rep, err := journal.Inspect(opts.FS, path, func(seq int64, line []byte, loc record.Locus) error {
+		r, err := record.Decode(line, seq)
+		if err != nil {
+			return err
+		}
+		if err := st.Step(r); err != nil {
+			return err
+		}
+		loci = append(loci, loc)
+		return nil
+	})
+	if err != nil {
+		return nil, rep, err
+	}
+	id := st.Meta().Session
+	if id == "" {
+		id = filepath.Base(filepath.Dir(path))
+	}
+	return &Session{opts: opts, id: id, path: path, st: st, loci: loci, subs: map[int]chan Update{}}, rep, nil
+}
+
+// ErrReadOnly is returned by every write to a Session made by Load.
+var ErrReadOnly = errors.New("the session was loaded read-only: open it to write")
+
 // Replay folds a record file without opening it for writing (and without quarantining anything).
 func Replay(fs fsys.FS, path string) (*fold.State, journal.Report, error) {
 	if fs == nil {
 		fs = fsys.OS{}
 	}
 	st := fold.New()
+	blobs := journal.Blobs(fs, path)
 	rep, err := journal.Inspect(fs, path, func(seq int64, line []byte, _ record.Locus) error {
-		r, err := record.Decode(line, seq)
+		r, err := record.DecodeWith(line, seq, blobs)
 		if err != nil {
 			return err
 		}
@@ -158,6 +198,9 @@ func (s *Session) Commit(ps ...record.Payload) error { return s.write(true, ps) 
 func (s *Session) write(syncAll bool, ps []record.Payload) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.w == nil {
+		return ErrReadOnly
+	}
 	if s.failed != nil {
 		return fmt.Errorf("%w: %v", ErrFailed, s.failed)
 	}
@@ -211,6 +254,11 @@ func (s *Session) write(syncAll bool, ps []record.Payload) error {
 		if err != nil {
 			return s.fail(fmt.Errorf("a record does not survive its own encoding (a harness bug): %w", err))
 		}
+		if len(line) > record.BlobOver {
+			if line, err = s.externalize(line); err != nil {
+				return s.fail(err)
+			}
+		}
 		if len(pending) == 0 {
 			if err := s.st.Judge(r); err != nil {
 				return s.fail(fmt.Errorf("the fold refused a live record (a harness bug): %w", err))
@@ -238,6 +286,19 @@ func (s *Session) write(syncAll bool, ps []record.Payload) error {
 	return nil
 }
 
+// externalize stores a long line's payload as a blob beside the record, durably, and returns the
+// blob line to append in its place.
+func (s *Session) externalize(line []byte) ([]byte, error) {
+	blobLine, digest, payload, err := record.Externalize(line)
+	if err != nil {
+		return nil, fmt.Errorf("a record does not survive its own encoding (a harness bug): %w", err)
+	}
+	if err := journal.PutBlob(s.opts.FS, s.path, digest, payload); err != nil {
+		return nil, err
+	}
+	return blobLine, nil
+}
+
 func (s *Session) fail(err error) error {
 	s.failed = err
 	return fmt.Errorf("%w: %v", ErrFailed, err)
@@ -247,6 +308,9 @@ func (s *Session) fail(err error) error {
 func (s *Session) Sync() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.w == nil {
+		return ErrReadOnly
+	}
 	if s.failed != nil {
 		return fmt.Errorf("%w: %v", ErrFailed, s.failed)
 	}
@@ -282,7 +346,7 @@ func (s *Session) Read(fn func(st *fold.State)) {
 // alone appends). Others use Read.
 func (s *Session) State() *fold.State { return s.st }
 
-// Close closes the record file.
+// Close closes the record file and releases the record's lock.
 func (s *Session) Close() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -292,6 +356,9 @@ func (s *Session) Close() error {
 		delete(s.subs, k)
 	}
 	s.smu.Unlock()
+	if s.w == nil {
+		return nil
+	}
 	return s.w.Close()
 }
 
