@@ -297,17 +297,6 @@ func TestServeIdleConnections(t *testing.T) {
 		return
 	}
 
-	// The storm: every connection the host closes is opened again at once.
-	storming := &idleConns{addr: s.addr, stop: make(chan struct{})}
-	opened = make(chan struct{}, n)
-	for range n {
-		opened <- struct{}{}
-		storming.wg.Add(1)
-		go storming.hold(true, opened)
-	}
-	for len(opened) > 0 {
-		runtime.Gosched() // until each has opened its first connection
-	}
 	// A person's client already connected (its connection authorised and kept alive), and one
 	// arriving in the storm on a new connection, which retries a GET whose connection was closed
 	// before its request was read, as browsers do.
@@ -326,6 +315,17 @@ func TestServeIdleConnections(t *testing.T) {
 	}
 	if status, _, err := get(kept); err != nil || status != 200 {
 		t.Fatalf("before the storm: %d %v", status, err)
+	}
+	// The storm: every connection the host closes is opened again at once.
+	storming := &idleConns{addr: s.addr, stop: make(chan struct{})}
+	opened = make(chan struct{}, n)
+	for range n {
+		opened <- struct{}{}
+		storming.wg.Add(1)
+		go storming.hold(true, opened)
+	}
+	for len(opened) > 0 {
+		runtime.Gosched() // until each has opened its first connection
 	}
 	stormStart := time.Now()
 	var keptLat, freshLat []time.Duration

@@ -109,8 +109,9 @@ type Host struct {
 	cfg    Config
 	dir    string
 	ix     *index
-	mu     sync.Mutex // guards convs
+	mu     sync.Mutex // guards convs and ops
 	convs  map[string]*Conv
+	ops    map[string]*Conv // by the operation that created them: a retried create is found without a query
 	create sync.Mutex     // serialises creates and forks
 	rate   bucket         // creates and forks, guarded by create
 	wg     sync.WaitGroup // running exchanges
@@ -157,7 +158,7 @@ func Open(cfg Config) (*Host, error) {
 	if cfg.MaxOpen == 0 {
 		cfg.MaxOpen = DefaultMaxOpen
 	}
-	h := &Host{cfg: cfg, dir: session.ProjectDir(cfg.Root, cfg.Cwd), convs: map[string]*Conv{}, open: map[*Conv]bool{},
+	h := &Host{cfg: cfg, dir: session.ProjectDir(cfg.Root, cfg.Cwd), convs: map[string]*Conv{}, ops: map[string]*Conv{}, open: map[*Conv]bool{},
 		rate: bucket{rate: cfg.CreateRate, burst: float64(max(cfg.CreateBurst, 1))}}
 	if err := os.MkdirAll(h.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open the host: %w", err)
@@ -199,7 +200,7 @@ func (h *Host) load() error {
 			if holder, held, err := journal.Live(h.fs(), e.Path); err == nil && held {
 				c.held = &holder
 			}
-			h.convs[e.ID] = c
+			h.add(c)
 			continue
 		}
 		if err := c.recover(); err != nil {
@@ -207,7 +208,7 @@ func (h *Host) load() error {
 			fmt.Fprintf(h.cfg.Log, "rein serve: skipping conversation %s: %v\n", e.ID, err)
 			continue
 		}
-		h.convs[e.ID] = c
+		h.add(c)
 	}
 	gone := make([]string, 0, len(byID))
 	for id := range byID {
@@ -264,16 +265,25 @@ func (h *Host) Create(op, title string) (*Conv, bool, error) {
 	return c, true, nil
 }
 
-// byOp finds the conversation an operation created.
+// byOp finds the conversation an operation created. Every conversation the host holds has had its
+// creating operation read (from its index row or its record's first line) by the time it is added.
 func (h *Host) byOp(op string) (*Conv, bool, error) {
-	r, ok, err := h.ix.byOp(op)
-	if err != nil || !ok {
-		return nil, false, err
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c := h.convs[r.ID]
+	c := h.ops[op]
 	return c, c != nil, nil
+}
+
+// add puts a conversation whose creating operation is known into the host.
+func (h *Host) add(c *Conv) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.convs[c.id] = c
+	if c.op != "" {
+		if _, dup := h.ops[c.op]; !dup || c.id < h.ops[c.op].id {
+			h.ops[c.op] = c // two records naming one operation (a copied record): the first made answers
+		}
+	}
 }
 
 // make creates a conversation under operation op: a new session whose first records are
@@ -332,9 +342,7 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 		return nil, false, h.discard(id, errors.Join(err, c.closeLocked()))
 	}
 	c.restLocked()
-	h.mu.Lock()
-	h.convs[id] = c
-	h.mu.Unlock()
+	h.add(c)
 	return c, false, nil
 }
 
