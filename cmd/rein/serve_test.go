@@ -566,3 +566,46 @@ func createFlood(t *testing.T, args []string, refusal string, refusedStatus int)
 		t.Fatalf("%d creates accepted, but %d session directories and %d conversations listed", created.Load(), sessions, len(list.Conversations))
 	}
 }
+
+// TestServeLimits checks how serve's flags become the host's caps: 0 sizes a cap from the
+// open-file limit, a bad value is refused naming the flag, and caps that need more files than the
+// limit allows are refused.
+func TestServeLimits(t *testing.T) {
+	def := serveFlags{maxConvs: 10_000, createRate: 5, createBurst: 60}
+	for _, c := range []struct {
+		name    string
+		f       func(*serveFlags)
+		nofile  uint64
+		conns   int
+		unauth  int
+		open    int
+		refusal string
+	}{
+		{"defaults, a large limit", nil, 20000, 4096, 1024, 512, ""},
+		{"defaults, a limit of 1024", nil, 1024, 448, 112, 56, ""},
+		{"connections set", func(f *serveFlags) { f.maxConns = 100 }, 20000, 100, 25, 512, ""},
+		{"both set", func(f *serveFlags) { f.maxConns, f.maxUnauth, f.maxOpen = 100, 90, 10 }, 20000, 100, 90, 10, ""},
+		{"negative", func(f *serveFlags) { f.maxOpen = -1 }, 20000, 0, 0, 0, "--max-open-conversations is -1"},
+		{"no conversations", func(f *serveFlags) { f.maxConvs = 0 }, 20000, 0, 0, 0, "--max-conversations is 0"},
+		{"a negative rate", func(f *serveFlags) { f.createRate = -1 }, 20000, 0, 0, 0, "--create-rate is -1"},
+		{"more unauthenticated than all", func(f *serveFlags) { f.maxConns, f.maxUnauth = 10, 20 }, 20000, 0, 0, 0, "--max-unauthenticated (20) is over --max-connections (10)"},
+		{"more than the files", func(f *serveFlags) { f.maxConns = 30000 }, 20000, 0, 0, 0, "need more files than this process may open (20000"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := def
+			if c.f != nil {
+				c.f(&f)
+			}
+			lim, open, err := f.limits(c.nofile)
+			if c.refusal != "" {
+				if err == nil || !strings.Contains(err.Error(), c.refusal) {
+					t.Fatalf("refused %v, want %q", err, c.refusal)
+				}
+				return
+			}
+			if err != nil || lim.MaxConns != c.conns || lim.MaxUnauthenticated != c.unauth || open != c.open {
+				t.Fatalf("%+v, %d open, %v; want %d connections (%d without the token), %d open", lim, open, err, c.conns, c.unauth, c.open)
+			}
+		})
+	}
+}
