@@ -112,11 +112,11 @@ type Host struct {
 	mu     sync.Mutex // guards convs and ops
 	convs  map[string]*Conv
 	ops    map[string]*Conv // by the operation that created them: a retried create is found without a query
-	create sync.Mutex     // serialises creates and forks
-	rate   bucket         // creates and forks, guarded by create
-	wg     sync.WaitGroup // running exchanges
-	omu    sync.Mutex     // guards open (after Conv.mu in the lock order)
-	open   map[*Conv]bool // the conversations whose session is open (see admit)
+	create sync.Mutex       // serialises creates and forks
+	rate   bucket           // creates and forks, guarded by create
+	wg     sync.WaitGroup   // running exchanges
+	omu    sync.Mutex       // guards open (after Conv.mu in the lock order)
+	open   map[*Conv]bool   // the conversations whose session is open (see admit)
 	ctx    context.Context
 	stop   context.CancelFunc
 }
