@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log"
+	"math"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -24,9 +24,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// serveFlags are serve's own flags: where it listens and what its clients may take of it.
+type serveFlags struct {
+	addr        string
+	maxConns    int
+	maxUnauth   int
+	maxConvs    int
+	maxOpen     int
+	createRate  float64
+	createBurst int
+}
+
 func newServeCmd() *cobra.Command {
 	var f runFlags
-	var addr string
+	var sf serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Host conversations for web and terminal clients",
@@ -35,16 +46,29 @@ a server-sent-events stream per conversation (docs/api.md), and the web chat at 
 
 It listens on loopback by default. Every request needs the bearer token created on
 first start (kept with mode 0600 in $REIN_HOME/serve.token); the URL printed at
-startup carries it for the web chat. Stop works from the moment a message is sent.`,
+startup carries it for the web chat. Stop works from the moment a message is sent.
+
+No client can starve it: connections and requests have deadlines, connections are
+capped (more tightly for those that have not shown the token), and so are the
+conversations it holds, those open at once, and the rate they are created at; a
+refusal is immediate (429 or 503 with a JSON error, docs/api.md). The caps left at
+0 are sized from the process's limit on open files, printed at startup.`,
 		Example: `  rein serve --provider sim
   rein serve --addr 127.0.0.1:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return serve(cmd, f, addr)
+			return serve(cmd, f, sf)
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to listen on (port 0 picks one)")
+	fl := cmd.Flags()
+	fl.StringVar(&sf.addr, "addr", "127.0.0.1:0", "the address to listen on (port 0 picks one)")
+	fl.IntVar(&sf.maxConns, "max-connections", 0, "the most client connections held at once (0: sized from the open-file limit)")
+	fl.IntVar(&sf.maxUnauth, "max-unauthenticated", 0, "of which not yet shown the token; the oldest is closed to make room (0: a quarter)")
+	fl.IntVar(&sf.maxConvs, "max-conversations", host.DefaultMaxConversations, "the most conversations the host holds; creating more is refused")
+	fl.IntVar(&sf.maxOpen, "max-open-conversations", 0, "the most conversations open at once; idle ones rest to make room (0: sized from the open-file limit)")
+	fl.Float64Var(&sf.createRate, "create-rate", 5, "conversations created or forked a second, sustained (0: no limit)")
+	fl.IntVar(&sf.createBurst, "create-burst", 60, "conversations created or forked at once before --create-rate applies")
 	return cmd
 }
 
@@ -94,8 +118,78 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 	}
 }
 
-func serve(cmd *cobra.Command, f runFlags, addr string) error {
+// fileLimit returns the process's soft limit on open files. Go raises it to the hard limit at
+// start (since 1.19; to the hard limit less one on Linux, so that it can tell a later prlimit from
+// its own raise and still give child processes the original); a soft limit left lower than that is
+// raised here.
+func fileLimit() (uint64, error) {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return 0, fmt.Errorf("read the open-file limit: %w", err)
+	}
+	if lim.Cur+1 < lim.Max && lim.Max != math.MaxUint64 { // an infinite hard limit is not a soft one
+
+		raised := lim
+		raised.Cur = lim.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised); err == nil {
+			lim = raised
+		}
+	}
+	return uint64(lim.Cur), nil
+}
+
+// limits checks serve's caps and sizes those left at 0 from the open-file limit nofile.
+func (sf serveFlags) limits(nofile uint64) (host.Limits, int, error) {
+	for _, c := range []struct {
+		name string
+		v    int
+	}{{"--max-connections", sf.maxConns}, {"--max-unauthenticated", sf.maxUnauth}, {"--max-conversations", sf.maxConvs},
+		{"--max-open-conversations", sf.maxOpen}, {"--create-burst", sf.createBurst}} {
+		if c.v < 0 {
+			return host.Limits{}, 0, fmt.Errorf("%s is %d: give a count, or 0 for the default", c.name, c.v)
+		}
+	}
+	if sf.maxConvs == 0 {
+		return host.Limits{}, 0, fmt.Errorf("--max-conversations is 0: give the most conversations the host may hold (default %d)", host.DefaultMaxConversations)
+	}
+	if sf.createRate < 0 || math.IsNaN(sf.createRate) || math.IsInf(sf.createRate, 0) {
+		return host.Limits{}, 0, fmt.Errorf("--create-rate is %v: give conversations a second, or 0 for no limit", sf.createRate)
+	}
+	if sf.maxConns > 0 && sf.maxUnauth > sf.maxConns {
+		return host.Limits{}, 0, fmt.Errorf("--max-unauthenticated (%d) is over --max-connections (%d): it is a part of them", sf.maxUnauth, sf.maxConns)
+	}
+	lim := host.DefaultLimits(nofile)
+	conns, open := host.FileBudget(nofile)
+	if sf.maxConns > 0 {
+		lim.MaxConns = sf.maxConns
+		lim.MaxUnauthenticated = max(sf.maxConns/4, 1)
+	}
+	if sf.maxUnauth > 0 {
+		lim.MaxUnauthenticated = sf.maxUnauth
+	}
+	if sf.maxOpen > 0 {
+		open = sf.maxOpen
+	}
+	// Each open conversation may hold 8 files (its record, a lock, a provider connection, a tool's
+	// pipes), as host.FileBudget counts them.
+	if uint64(lim.MaxConns+open*8) > nofile {
+		return host.Limits{}, 0, fmt.Errorf("%d connections and %d open conversations need more files than this process may open (%d; "+
+			"raise it with ulimit -n, or lower --max-connections or --max-open-conversations; the defaults are %d and %d)",
+			lim.MaxConns, open, nofile, conns, open)
+	}
+	return lim, open, nil
+}
+
+func serve(cmd *cobra.Command, f runFlags, sf serveFlags) error {
 	ws, err := workspace(f.cwd)
+	if err != nil {
+		return exitf(exitUsage, "%v", err)
+	}
+	nofile, err := fileLimit()
+	if err != nil {
+		return exitf(exitFailed, "%v", err)
+	}
+	lim, maxOpen, err := sf.limits(nofile)
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
@@ -117,28 +211,36 @@ func serve(cmd *cobra.Command, f runFlags, addr string) error {
 	}
 	h, err := host.Open(host.Config{
 		Root: root, Cwd: ws, Provider: wired.name, Model: wired.model, Window: wired.window, Version: version,
-		Session:     session.Options{Redact: redactText},
-		NewAgentFor: hostAgent(ws, wired, f), Log: cmd.ErrOrStderr(),
+		Session:          session.Options{Redact: redactText},
+		NewAgentFor:      hostAgent(ws, wired, f),
+		Log:              cmd.ErrOrStderr(),
+		MaxConversations: sf.maxConvs, MaxOpen: maxOpen, CreateRate: sf.createRate, CreateBurst: sf.createBurst,
 	})
 	if err != nil {
 		return exitf(exitFailed, "cannot open the host: %v", err)
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", sf.addr)
 	if err != nil {
 		h.Close()
-		return exitf(exitUsage, "cannot listen on %s: %v", addr, err)
+		return exitf(exitUsage, "cannot listen on %s: %v", sf.addr, err)
 	}
 	bound := ln.Addr().String()
-	api := host.NewServer(h, token, bound, web.Files())
-	srv := &http.Server{Handler: redactResponses(api), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: log.New(cmd.ErrOrStderr(), "rein serve: ", log.LstdFlags)}
+	srv, gate := host.NewServer(h, token, bound, web.Files()).HTTPServer(ln, lim)
+	srv.Handler = redactResponses(srv.Handler)
+	srv.ErrorLog = log.New(cmd.ErrOrStderr(), "rein serve: ", log.LstdFlags)
+	rate := "no limit on creates"
+	if sf.createRate > 0 {
+		rate = fmt.Sprintf("%g creates a second (bursts of %d)", sf.createRate, max(sf.createBurst, 1))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "rein serve: open-file limit %d: up to %d connections (%d without the token), %d conversations, %d open at once, %s\n",
+		nofile, lim.MaxConns, lim.MaxUnauthenticated, sf.maxConvs, maxOpen, rate)
 	// The one line that shows the token; from here on it is redacted like any key.
 	fmt.Fprintf(unredacted(cmd.OutOrStdout()), "rein serve: http://%s/#token=%s\n", bound, token)
 	secrets.Add("REIN_TOKEN", token)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(gate) }()
 	select {
 	case err := <-errc:
 		h.Close()

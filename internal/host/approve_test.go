@@ -142,6 +142,7 @@ func TestSetModel(t *testing.T) {
 	w := r.events(id, 0)
 	r.send(id, "first")
 	w.record(record.KindUserPrompt)
+	w.live("text") // the request with the old model is made before the Stop below
 	if _, err := r.c.SetModel(ctxT(t), id, client.NewOp(), "sim-2", ""); client.Code(err) != "busy" {
 		t.Fatalf("switch while working: %v, want busy", err)
 	}

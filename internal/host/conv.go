@@ -73,7 +73,8 @@ const (
 )
 
 // openLocked opens the conversation's session if it rests: the record is replayed and a new agent
-// built. Called with c.mu held; every method that needs the session calls it, then restLocked.
+// built, once the host has a place for it among its open conversations (Host.admit). Called with
+// c.mu held; every method that needs the session calls it, then restLocked.
 func (c *Conv) openLocked() error {
 	c.last = c.h.cfg.Now()
 	if c.sess != nil {
@@ -82,8 +83,14 @@ func (c *Conv) openLocked() error {
 	if c.h.ctx.Err() != nil {
 		return errHostClosed
 	}
+	if err := c.h.admit(c); err != nil {
+		return err
+	}
 	sess, _, err := session.Open(c.path, c.h.cfg.Session)
 	var he *journal.HeldError
+	if err != nil {
+		c.h.release(c)
+	}
 	if errors.As(err, &he) {
 		c.held = &he.Holder
 		return heldError(c.id, he.Holder)
@@ -94,6 +101,7 @@ func (c *Conv) openLocked() error {
 	ag, err := c.newAgent(sess)
 	if err != nil {
 		sess.Close()
+		c.h.release(c)
 		return fmt.Errorf("open conversation %s: %w", c.id, err)
 	}
 	c.sess, c.ag, c.held = sess, ag, nil
@@ -189,6 +197,7 @@ func (c *Conv) closeLocked() error {
 	}
 	err := errors.Join(c.closeChildrenLocked(), c.sess.Close())
 	c.sess, c.ag, c.handed = nil, nil, nil
+	c.h.release(c)
 	return err
 }
 

@@ -11,8 +11,16 @@
 //
 // A conversation with no work and no subscribers rests: after Config.IdleAfter its session is
 // closed and its agent dropped, so it costs only its id and its lock in memory and its row in the
-// index; the next request that needs it replays its record. The lock order is Host.create, then
-// Conv.mu, then Host.mu (the map only), then the session's and the index's own locks.
+// index; the next request that needs it replays its record. At most Config.MaxOpen are open at
+// once: opening one more first rests the least recently used idle one.
+//
+// No client can starve the host (conns.go): every connection and request has a deadline, the
+// connections held are capped (fewer for those that have not shown the token), and creates are
+// capped in number and rate; a refusal is immediate and leaves nothing behind.
+//
+// The lock order is Host.create, then Conv.mu, then Host.mu (the map only) or Host.omu (the open
+// set), then the session's and the index's own locks. Another conversation's lock is only ever
+// tried (to rest it), never waited for.
 package host
 
 import (
@@ -21,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,7 +72,28 @@ type Config struct {
 	// Log receives the few things the host cannot answer to a caller: a record it skips at Open,
 	// a write that failed after its request was answered. Nil means os.Stderr.
 	Log io.Writer
+
+	// MaxConversations caps the conversations the host holds (every session of the workspace,
+	// resting or open, closed ones included): a create or fork beyond it is refused with
+	// too_many_conversations. 0 means DefaultMaxConversations; negative, no cap.
+	MaxConversations int
+	// MaxOpen caps the conversations whose session is open at once (each holds its record open
+	// and its agent in memory). To open one more, the host first rests the least recently used
+	// conversation with no work and no subscribers; when every open one is working or watched the
+	// request is refused with too_many_open. 0 means DefaultMaxOpen; negative, no cap.
+	MaxOpen int
+	// CreateRate is how many creates and forks a second the host accepts, sustained, in bursts of
+	// up to CreateBurst (at least 1); more are refused with rate_limited and a Retry-After. The
+	// host has one token, so this is the token holder's rate. 0 means no limit.
+	CreateRate  float64
+	CreateBurst int
 }
+
+// The default caps on conversations.
+const (
+	DefaultMaxConversations = 10_000
+	DefaultMaxOpen          = 512
+)
 
 // Setup is what NewAgentFor builds a conversation's agent with.
 type Setup struct {
@@ -79,10 +109,14 @@ type Host struct {
 	cfg    Config
 	dir    string
 	ix     *index
-	mu     sync.Mutex // guards convs
+	mu     sync.Mutex // guards convs and ops
 	convs  map[string]*Conv
-	create sync.Mutex     // serialises creates and forks
-	wg     sync.WaitGroup // running exchanges
+	ops    map[string]*Conv // by the operation that created them: a retried create is found without a query
+	create sync.Mutex       // serialises creates and forks
+	rate   bucket           // creates and forks, guarded by create
+	wg     sync.WaitGroup   // running exchanges
+	omu    sync.Mutex       // guards open (after Conv.mu in the lock order)
+	open   map[*Conv]bool   // the conversations whose session is open (see admit)
 	ctx    context.Context
 	stop   context.CancelFunc
 }
@@ -91,6 +125,8 @@ type Host struct {
 type Error struct {
 	Code    string
 	Message string
+	// RetryAfter, when set, is how long the caller should wait before trying again.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -116,7 +152,14 @@ func Open(cfg Config) (*Host, error) {
 	if cfg.Log == nil {
 		cfg.Log = os.Stderr
 	}
-	h := &Host{cfg: cfg, dir: session.ProjectDir(cfg.Root, cfg.Cwd), convs: map[string]*Conv{}}
+	if cfg.MaxConversations == 0 {
+		cfg.MaxConversations = DefaultMaxConversations
+	}
+	if cfg.MaxOpen == 0 {
+		cfg.MaxOpen = DefaultMaxOpen
+	}
+	h := &Host{cfg: cfg, dir: session.ProjectDir(cfg.Root, cfg.Cwd), convs: map[string]*Conv{}, ops: map[string]*Conv{}, open: map[*Conv]bool{},
+		rate: bucket{rate: cfg.CreateRate, burst: float64(max(cfg.CreateBurst, 1))}}
 	if err := os.MkdirAll(h.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open the host: %w", err)
 	}
@@ -157,7 +200,7 @@ func (h *Host) load() error {
 			if holder, held, err := journal.Live(h.fs(), e.Path); err == nil && held {
 				c.held = &holder
 			}
-			h.convs[e.ID] = c
+			h.add(c)
 			continue
 		}
 		if err := c.recover(); err != nil {
@@ -165,7 +208,7 @@ func (h *Host) load() error {
 			fmt.Fprintf(h.cfg.Log, "rein serve: skipping conversation %s: %v\n", e.ID, err)
 			continue
 		}
-		h.convs[e.ID] = c
+		h.add(c)
 	}
 	gone := make([]string, 0, len(byID))
 	for id := range byID {
@@ -222,15 +265,12 @@ func (h *Host) Create(op, title string) (*Conv, bool, error) {
 	return c, true, nil
 }
 
-// byOp finds the conversation an operation created.
+// byOp finds the conversation an operation created. Every conversation the host holds has had its
+// creating operation read (from its index row or its record's first line) by the time it is added.
 func (h *Host) byOp(op string) (*Conv, bool, error) {
-	r, ok, err := h.ix.byOp(op)
-	if err != nil || !ok {
-		return nil, false, err
-	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	c := h.convs[r.ID]
+	c := h.ops[op]
 	return c, c != nil, nil
 }
 
@@ -243,9 +283,24 @@ func (h *Host) redact(text string) string {
 	return h.cfg.Session.Redact.Redact(text)
 }
 
+// add puts a conversation whose creating operation is known into the host.
+func (h *Host) add(c *Conv) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.convs[c.id] = c
+	if c.op != "" {
+		if _, dup := h.ops[c.op]; !dup || c.id < h.ops[c.op].id {
+			h.ops[c.op] = c // two records naming one operation (a copied record): the first made answers
+		}
+	}
+}
+
 // make creates a conversation under operation op: a new session whose first records are
 // session_started and, for a fork, first. Creates are serialised, and a second one under the same
 // operation answers the first's conversation, so one operation id makes at most one conversation.
+// A create is judged against the caps (rate, conversations, open sessions) before anything is
+// written, and one that fails after its directory was made removes it: a refused or failed create
+// leaves nothing on disk and no index row.
 func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, bool, error) {
 	if h.ctx.Err() != nil {
 		return nil, false, errHostClosed
@@ -255,38 +310,191 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 	if c, ok, err := h.byOp(op); err != nil || ok {
 		return c, ok, err
 	}
-	id := session.NewID(h.cfg.Now())
-	sess, err := session.Create(filepath.Join(h.dir, id), h.cfg.Session, &record.SessionStarted{
+	if err := h.judgeCreate(); err != nil {
+		return nil, false, err
+	}
+	id, err := h.newID()
+	if err != nil {
+		return nil, false, err
+	}
+	c := &Conv{h: h, id: id, op: op, opTitle: title, known: true}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := h.admit(c); err != nil {
+		return nil, false, err
+	}
+	dir := filepath.Join(h.dir, id)
+	sess, err := session.Create(dir, h.cfg.Session, &record.SessionStarted{
 		Session: id, Provider: h.cfg.Provider, Model: h.cfg.Model, ContextWindow: h.cfg.Window, Cwd: h.cfg.Cwd,
 		Version: h.cfg.Version, Parent: parent, Title: title, Op: op,
 	})
 	if err != nil {
-		return nil, false, err
+		h.release(c)
+		if errors.Is(err, fs.ErrExist) {
+			return nil, false, err // another process made this directory: it is not ours to remove
+		}
+		return nil, false, h.discard(id, err)
 	}
+	c.path = sess.Path()
+	c.sess = sess
+	// The operation's title is kept as the record holds it (redacted), as origin reads it back.
+	c.opTitle = sess.State().Meta().Title
+	err = nil
 	if len(first) > 0 {
-		if err := sess.Commit(first...); err != nil {
-			sess.Close()
-			return nil, false, err
+		err = sess.Commit(first...)
+	}
+	if err == nil {
+		c.ag, err = c.newAgent(sess)
+	}
+	if err == nil {
+		err = c.indexLocked()
+	}
+	if err != nil {
+		return nil, false, h.discard(id, errors.Join(err, c.closeLocked()))
+	}
+	c.restLocked()
+	h.add(c)
+	return c, false, nil
+}
+
+// judgeCreate refuses a create over the rate or the cap on conversations. Called with h.create
+// held.
+func (h *Host) judgeCreate() error {
+	if max := h.cfg.MaxConversations; max > 0 {
+		h.mu.Lock()
+		n := len(h.convs)
+		h.mu.Unlock()
+		if n >= max {
+			return &Error{Code: "too_many_conversations", Message: fmt.Sprintf("the host holds %d conversations, its cap "+
+				"(rein serve --max-conversations): raise the cap, or move old sessions out of %s", n, h.dir)}
 		}
 	}
-	// The operation's title is kept as the record holds it (redacted), as origin reads it back.
-	c := &Conv{h: h, id: id, path: sess.Path(), op: op, opTitle: sess.State().Meta().Title, known: true}
-	ag, err := c.newAgent(sess)
-	if err != nil {
-		sess.Close()
-		return nil, false, err
+	if ok, wait := h.rate.take(h.cfg.Now()); !ok {
+		return &Error{Code: "rate_limited", RetryAfter: wait, Message: fmt.Sprintf("conversations are being created faster than "+
+			"this host allows (%g a second, in bursts of %g; rein serve --create-rate): retry in %v", h.rate.rate, h.rate.burst,
+			wait.Round(time.Millisecond))}
 	}
-	c.sess, c.ag = sess, ag
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	defer c.restLocked()
-	if err := c.indexLocked(); err != nil {
-		return nil, false, err
+	return nil
+}
+
+// newID mints a session id no directory has yet. Called with h.create held.
+func (h *Host) newID() (string, error) {
+	for range 8 {
+		id := session.NewID(h.cfg.Now())
+		_, err := os.Lstat(filepath.Join(h.dir, id))
+		if errors.Is(err, fs.ErrNotExist) {
+			return id, nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("create a conversation: %w", err)
+		}
 	}
-	h.mu.Lock()
-	h.convs[id] = c
-	h.mu.Unlock()
-	return c, false, nil
+	return "", errors.New("create a conversation: no free session id; try again")
+}
+
+// discard removes what a failed create left: the conversation's directory and its index row.
+func (h *Host) discard(id string, err error) error {
+	if rerr := os.RemoveAll(filepath.Join(h.dir, id)); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("remove the failed conversation's directory: %w", rerr))
+	}
+	if rerr := h.ix.remove([]string{id}); rerr != nil {
+		err = errors.Join(err, rerr)
+	}
+	return fmt.Errorf("create a conversation: %w", err)
+}
+
+// admit takes a place among the conversations whose session is open, for c, which is about to open
+// its session: when the places are all taken it rests the least recently used idle conversation
+// first. Called with c.mu held; the others' locks are only tried, so two conversations admitting
+// at once cannot deadlock.
+func (h *Host) admit(c *Conv) error {
+	for {
+		h.omu.Lock()
+		if h.cfg.MaxOpen < 0 || len(h.open) < h.cfg.MaxOpen || h.open[c] {
+			h.open[c] = true
+			h.omu.Unlock()
+			return nil
+		}
+		others := make([]*Conv, 0, len(h.open))
+		for o := range h.open {
+			others = append(others, o)
+		}
+		h.omu.Unlock()
+		if !restOldest(others) {
+			return &Error{Code: "too_many_open", RetryAfter: time.Second, Message: fmt.Sprintf("the host has %d conversations open, "+
+				"each working or watched (its cap, rein serve --max-open-conversations): retry when one finishes, or raise the cap",
+				len(others))}
+		}
+	}
+}
+
+// restOldest rests the least recently used of convs that is idle and not locked by a request now,
+// and reports whether it rested one.
+func restOldest(convs []*Conv) bool {
+	type cand struct {
+		c    *Conv
+		last time.Time
+	}
+	var idle []cand
+	for _, o := range convs {
+		if o.mu.TryLock() {
+			if o.idleLocked() {
+				idle = append(idle, cand{o, o.last})
+			}
+			o.mu.Unlock()
+		}
+	}
+	slices.SortFunc(idle, func(a, b cand) int { return a.last.Compare(b.last) })
+	for _, o := range idle {
+		if !o.c.mu.TryLock() {
+			continue
+		}
+		rested := false
+		if o.c.idleLocked() {
+			if err := o.c.closeLocked(); err != nil {
+				fmt.Fprintf(o.c.h.cfg.Log, "rein serve: conversation %s: %v\n", o.c.id, err)
+			}
+			rested = true
+		}
+		o.c.mu.Unlock()
+		if rested {
+			return true
+		}
+	}
+	return false
+}
+
+// release gives c's place among the open conversations back.
+func (h *Host) release(c *Conv) {
+	h.omu.Lock()
+	delete(h.open, c)
+	h.omu.Unlock()
+}
+
+// bucket is a token bucket: up to burst takes at once, refilled at rate a second. A zero rate
+// never refuses.
+type bucket struct {
+	rate, burst float64
+	tokens      float64
+	at          time.Time
+}
+
+// take takes one token at now, or reports how long until one is there.
+func (b *bucket) take(now time.Time) (ok bool, wait time.Duration) {
+	if b.rate <= 0 {
+		return true, 0
+	}
+	if b.at.IsZero() {
+		b.tokens = b.burst
+	} else if d := now.Sub(b.at); d > 0 {
+		b.tokens = min(b.burst, b.tokens+d.Seconds()*b.rate)
+	}
+	b.at = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
 }
 
 // Get returns a conversation by id.

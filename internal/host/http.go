@@ -23,6 +23,10 @@ import (
 // advertises it.
 var Capabilities = []string{"conversation-stop.v1", "op-ids.v1", "events.v1", "attachments.v1", "queue.v1", "context-edits.v1", "fork.v1"}
 
+// PingEvery is how often an events stream sends a keep-alive comment, so that a proxy keeps it open
+// and a peer that vanished is found by the write failing.
+const PingEvery = 15 * time.Second
+
 // MaxBody bounds every request body.
 const MaxBody = 1 << 20
 
@@ -33,6 +37,7 @@ type Server struct {
 	hosts map[string]bool // allowed Host header values
 	web   fs.FS
 	mux   *http.ServeMux
+	lim   Limits // set by HTTPServer; the zero value sets no deadline on event streams
 }
 
 // NewServer returns the API for h, guarded by token, answering requests addressed to the listen
@@ -122,6 +127,7 @@ func (s *Server) guard(fn func(w http.ResponseWriter, r *http.Request) error) ht
 			writeErr(w, http.StatusUnauthorized, "unauthorized", "a bearer token is required: use the one `rein serve` printed at startup")
 			return
 		}
+		authorise(r)
 		if r.Method == http.MethodPost || r.Method == http.MethodPatch {
 			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if mt != "application/json" {
@@ -143,9 +149,12 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.As(err, &mbe):
 		writeErr(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the request body is over %d bytes", MaxBody))
 	case errors.As(err, &he):
-		status := map[string]int{"not_found": 404, "op_conflict": 409, "bad_request": 400, "closed": 409, "busy": 409, "held": 409}[he.Code]
+		status := statusOf[he.Code]
 		if status == 0 {
 			status = 400
+		}
+		if he.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.FormatInt(int64((he.RetryAfter+time.Second-1)/time.Second), 10))
 		}
 		writeErr(w, status, he.Code, he.Message)
 	case errors.Is(err, session.ErrFailed):
@@ -153,6 +162,12 @@ func writeError(w http.ResponseWriter, err error) {
 	default:
 		writeErr(w, http.StatusInternalServerError, "internal", err.Error())
 	}
+}
+
+// statusOf is the HTTP status of each refusal code (docs/api.md); another code is 400.
+var statusOf = map[string]int{
+	"not_found": 404, "op_conflict": 409, "bad_request": 400, "closed": 409, "busy": 409, "held": 409,
+	"rate_limited": 429, "too_many_conversations": 503, "too_many_open": 503, "host_closed": 503,
 }
 
 func writeErr(w http.ResponseWriter, status int, code, msg string) {
@@ -383,15 +398,24 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 			return errf("bad_request", "the event cursor %q is not a record number: give the id of the last event received", cursor)
 		}
 	}
-	fl, ok := w.(http.Flusher)
-	if !ok {
-		return errors.New("streaming is not supported by this connection")
-	}
 	sub, err := c.Subscribe(after)
 	if err != nil {
 		return err
 	}
 	defer sub.End()
+	// The stream outlives the server's read and write timeouts: net/http lifts the read deadline
+	// of a request with no body once its header is read, and every write here has its own
+	// deadline, so a peer that stops reading is dropped after WriteTimeout. The pings find a peer
+	// that vanished.
+	rc := http.NewResponseController(w)
+	flush := func() error {
+		if s.lim.WriteTimeout > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(s.lim.WriteTimeout))
+		} else {
+			_ = rc.SetWriteDeadline(time.Time{})
+		}
+		return rc.Flush()
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
@@ -403,8 +427,10 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		writeRecord(w, sub, rec)
 		last = rec.Seq
 	}
-	fl.Flush()
-	ping := time.NewTicker(15 * time.Second)
+	if err := flush(); err != nil {
+		return nil // the peer is gone; nothing can be answered to it
+	}
+	ping := time.NewTicker(PingEvery)
 	defer ping.Stop()
 	for {
 		select {
@@ -412,7 +438,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 			return nil
 		case <-ping.C:
 			fmt.Fprint(w, ": ping\n\n")
-			fl.Flush()
+			if err := flush(); err != nil {
+				return nil
+			}
 		case u, ok := <-sub.Updates:
 			if !ok {
 				return nil // fell behind, or the host closed: the client reconnects with Last-Event-ID and misses nothing
@@ -427,7 +455,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 				fmt.Fprintf(w, "event: live\ndata: %s\n\n", mustJSON(u.Live))
 			}
 			if len(sub.Updates) == 0 {
-				fl.Flush()
+				if err := flush(); err != nil {
+					return nil
+				}
 			}
 		}
 	}

@@ -201,15 +201,6 @@ func (ix *index) get(id string) (Row, bool, error) {
 	return rows[0], true, nil
 }
 
-// byOp returns the conversation an operation created.
-func (ix *index) byOp(op string) (Row, bool, error) {
-	rows, err := ix.query("WHERE op = ? LIMIT 1", op)
-	if err != nil || len(rows) == 0 {
-		return Row{}, false, err
-	}
-	return rows[0], true, nil
-}
-
 // all returns every row, most recently updated first.
 func (ix *index) all() ([]Row, error) { return ix.query("ORDER BY updated DESC, id DESC") }
 

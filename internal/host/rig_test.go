@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/provider/anthropic"
@@ -42,10 +44,22 @@ type rigOptions struct {
 	bash      bool // offer the bash tool in a temporary workspace
 	ask       bool // with bash: permission mode ask, every call put to the person through the host
 	idleAfter time.Duration
-	noCheck   bool // skip the end-of-test record checks
-	quiet     bool // keep host log lines out of the test log
+	noCheck   bool         // skip the end-of-test record checks
+	quiet     bool         // keep host log lines out of the test log
+	limits    host.Limits  // the API's connection caps and timeouts (zero: the defaults)
+	caps      caps         // the host's caps on conversations
+	fs        fsys.FS      // the sessions' file system (nil: the OS's)
+	agentErr  func() error // when it returns an error, building a conversation's agent fails with it
+	web       fs.FS        // the files served at / (nil: none)
 	// agent, when set, adjusts each conversation's agent configuration before it is built.
 	agent func(cfg *agent.Config)
+}
+
+// caps are the host's caps on conversations (host.Config).
+type caps struct {
+	maxConversations, maxOpen int
+	createRate                float64
+	createBurst               int
 }
 
 type rig struct {
@@ -58,9 +72,10 @@ type rig struct {
 	simSrv *httptest.Server
 	gate   *gate
 
-	h   *host.Host
-	srv *httptest.Server
-	c   *client.Client
+	h     *host.Host
+	srv   *httptest.Server
+	conns *host.Gate
+	c     *client.Client
 }
 
 func newRig(t testing.TB, opts rigOptions) *rig {
@@ -103,10 +118,17 @@ func (r *rig) config() host.Config {
 	wire := &gatedWire{gate: r.gate, send: anthropic.New(anthropic.Config{BaseURL: r.simSrv.URL, APIKey: "sim"}).Send}
 	return host.Config{
 		Root: r.root, Cwd: r.ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test",
-		IdleAfter: r.opts.idleAfter, Log: log,
+		IdleAfter: r.opts.idleAfter, Log: log, Session: session.Options{FS: r.opts.fs},
+		MaxConversations: r.opts.caps.maxConversations, MaxOpen: r.opts.caps.maxOpen,
+		CreateRate: r.opts.caps.createRate, CreateBurst: r.opts.caps.createBurst,
 		NewAgentFor: func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 			if s.Provider != "sim" {
 				return nil, fmt.Errorf("this host talks to provider sim, not %s", s.Provider)
+			}
+			if r.opts.agentErr != nil {
+				if err := r.opts.agentErr(); err != nil {
+					return nil, err
+				}
 			}
 			cfg := agent.Config{Session: sess, Wire: wire, Provider: "sim", Model: s.Model, MaxTokens: 1024,
 				System: "You are under test.", Window: 200_000}
@@ -146,9 +168,11 @@ func (r *rig) open() {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	r.srv = httptest.NewUnstartedServer(host.NewServer(h, token, ln.Addr().String(), nil))
+	// Served as rein serve serves it: its timeouts, through its gate.
+	r.srv = httptest.NewUnstartedServer(nil)
 	r.srv.Listener.Close()
-	r.srv.Listener = ln
+	r.srv.Config, r.conns = host.NewServer(h, token, ln.Addr().String(), r.opts.web).HTTPServer(ln, r.opts.limits)
+	r.srv.Listener = r.conns
 	r.srv.Start()
 	r.c = client.New(r.srv.URL, token, nil)
 }
