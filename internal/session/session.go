@@ -28,7 +28,10 @@ import (
 type Options struct {
 	FS     fsys.FS
 	Now    func() time.Time
-	Redact func(string) string // applied to tool output at the one place records are written
+	// Redact is applied to tool output at the one place records are written. It must be
+	// idempotent: a result a tool_finished kept passes through it again when a resume answers the
+	// call with it.
+	Redact func(string) string
 }
 
 func (o Options) withDefaults() Options {
@@ -256,18 +259,27 @@ func (s *Session) Sync() error {
 	return nil
 }
 
-// redact passes tool output through the redactor; other payloads are returned as they are.
+// redact passes tool output through the redactor: the results of a batch, and the result a
+// tool_finished keeps, alike, so a result kept after a crash is the one the batch would have
+// recorded. Other payloads are returned as they are.
 func (s *Session) redact(p record.Payload) record.Payload {
-	tr, ok := p.(*record.ToolResults)
-	if !ok {
-		return p
+	switch b := p.(type) {
+	case *record.ToolResults:
+		out := &record.ToolResults{Results: make([]record.ToolResult, len(b.Results))}
+		for i, r := range b.Results {
+			r.Content = s.opts.Redact(r.Content)
+			out.Results[i] = r
+		}
+		return out
+	case *record.ToolFinished:
+		if b.Content == "" {
+			return p
+		}
+		out := *b
+		out.Content = s.opts.Redact(b.Content)
+		return &out
 	}
-	out := &record.ToolResults{Results: make([]record.ToolResult, len(tr.Results))}
-	for i, r := range tr.Results {
-		r.Content = s.opts.Redact(r.Content)
-		out.Results[i] = r
-	}
-	return out
+	return p
 }
 
 // Read runs fn with the folded state under the read lock. fn must not keep the state or call
