@@ -26,8 +26,8 @@ import (
 
 // Options are the injected edges of a session.
 type Options struct {
-	FS     fsys.FS
-	Now    func() time.Time
+	FS  fsys.FS
+	Now func() time.Time
 	// Redact is applied to tool output at the one place records are written. It must be
 	// idempotent: a result a tool_finished kept passes through it again when a resume answers the
 	// call with it.
