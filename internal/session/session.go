@@ -26,12 +26,9 @@ import (
 
 // Options are the injected edges of a session.
 type Options struct {
-	FS  fsys.FS
-	Now func() time.Time
-	// Redact is applied to tool output at the one place records are written. It must be
-	// idempotent: a result a tool_finished kept passes through it again when a resume answers the
-	// call with it.
-	Redact func(string) string
+	FS     fsys.FS
+	Now    func() time.Time
+	Redact func(string) string // applied to tool output at the one place records are written; must be idempotent (a kept result passes through it again on resume)
 }
 
 func (o Options) withDefaults() Options {
