@@ -59,8 +59,9 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 	}
 	st := fold.New()
 	var good int64 // the end of the last line judged admissible
+	blobs := journal.Blobs(fsys.OS{}, path)
 	verify := func(seq int64, line []byte, loc record.Locus) error {
-		r, err := record.Decode(line, seq)
+		r, err := record.DecodeWith(line, seq, blobs)
 		if err != nil {
 			return err
 		}

@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/fsys"
+	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
@@ -420,7 +422,7 @@ func origin(path string) (op, title string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("read the first record of %s: %w", path, err)
 	}
-	r, err := record.Decode(line, 1)
+	r, err := record.DecodeWith(line, 1, journal.Blobs(fsys.OS{}, path))
 	if err != nil {
 		return "", "", err
 	}

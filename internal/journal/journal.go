@@ -11,6 +11,10 @@
 // counted from 1. The file is only ever appended to; the one exception is Open trimming a torn
 // tail, after the tail is safe in record.jsonl.torn.
 //
+// A record too long for a line keeps its payload in a blob: a file under blobs/ beside the record
+// named by the SHA-256 of its bytes (see PutBlob and package record's blob lines). Blobs are
+// written, synced and renamed into place, and the directory synced, before the line naming them.
+//
 // A line's Locus is its sequence number, byte offset, length with the newline, and checksum.
 //
 // # Opening

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode"
 	"unicode/utf8"
@@ -22,7 +23,11 @@ type envelope struct {
 	seq, t      int64
 	class, kind []byte
 	payload     []byte
+	blob        []byte // a blob line's digest: 64 lowercase hex digits; payload is then nil
 }
+
+// blobKey is what precedes a blob line's digest where other lines hold `,"payload":`.
+const blobKey = `,"blob":"`
 
 // readEnvelope reads the envelope of body, a line without its checksum trailer. It accepts only the
 // shape Encode writes: every field in order, no whitespace, class and kind as plain strings; the
@@ -33,6 +38,14 @@ func readEnvelope(body []byte) (envelope, error) {
 	p := 0
 	for i, key := range envelopeKeys {
 		name := envelopeNames[i]
+		if i == 5 && bytes.HasPrefix(body[p:], []byte(blobKey)) {
+			d := body[p+len(blobKey):]
+			if len(d) != 65 || d[64] != '"' || !lowerHex(d[:64]) {
+				return env, errors.New(`its envelope does not decode: field "blob" is not a SHA-256 digest in 64 lowercase hex digits`)
+			}
+			env.blob = d[:64]
+			return env, nil
+		}
 		if len(body)-p < len(key) || string(body[p:p+len(key)]) != key {
 			return env, misshapen(body, p, i)
 		}
@@ -74,6 +87,15 @@ func readEnvelope(body []byte) (envelope, error) {
 		}
 	}
 	return env, nil
+}
+
+func lowerHex(b []byte) bool {
+	for _, c := range b {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // misshapen says why body at p does not hold the envelope's field number i.

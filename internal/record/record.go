@@ -16,6 +16,19 @@
 // either the checksum or the framing. The checksum doubles as the line's digest in a Locus, so a
 // pointer's read-back can tell a line it measured from any other.
 //
+// # Blob lines
+//
+// A record whose line would be longer than BlobOver keeps its payload in a blob beside the record
+// (journal.BlobDir), a file named by the SHA-256 of the payload's bytes, and its line carries the
+// digest where the payload stood:
+//
+//	{"v":1,"seq":8,"t":1764400000000,"class":"protocol","kind":"tool_results","blob":"8d4c…83cd","crc":"0f8a14de"}
+//
+// The digest is 64 lowercase hex digits. DecodeWith reads the blob, checks it against the digest
+// before anything parses it, and decodes it as the payload; so a blob line decodes to exactly the
+// record the long line would have, and a changed, cut or missing blob is refused like a damaged
+// line. The blob is made durable before the line that names it is appended.
+//
 // Decoding is strict: an unknown field anywhere, an unknown kind, a class that disagrees with its
 // kind, a version other than 1 or a sequence number other than the expected one is refused with
 // the record number and the reason, never skipped. So is an envelope in any other shape than the
@@ -47,6 +60,8 @@ package record
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,9 +180,59 @@ func Checksum(line []byte) (uint32, error) {
 	return want, nil
 }
 
+// BlobOver is the length past which a line is written as a blob line: a record whose line would
+// be longer keeps its payload in a blob beside the record (see Externalize), so no legitimate
+// record — a long reply, a batch of large results — meets the record file's line limit.
+const BlobOver = 256 << 10
+
+// Blobs returns the bytes stored under a blob's digest (64 lowercase hex digits of SHA-256). A
+// reader of a record file gets one from the file's journal.
+type Blobs func(digest string) ([]byte, error)
+
+// Externalize turns an encoded line (Encode's output) into a blob line: the same envelope with
+//
+//	,"blob":"<SHA-256 of the payload in 64 lowercase hex digits>"
+//
+// where `,"payload":{...}` stood, and a checksum of its own. It returns the blob line, the digest
+// and the payload bytes, which must be stored durably under the digest before the blob line is
+// appended.
+func Externalize(line []byte) (blobLine []byte, digest string, payload []byte, err error) {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	if _, err := Checksum(line); err != nil {
+		return nil, "", nil, err
+	}
+	body := line[:len(line)-trailerSz]
+	env, err := readEnvelope(body)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if env.blob != nil {
+		return nil, "", nil, errors.New("the line is a blob line already")
+	}
+	sum := sha256.Sum256(env.payload)
+	digest = hex.EncodeToString(sum[:])
+	var b bytes.Buffer
+	b.Grow(len(body) - len(env.payload) + 80)
+	b.Write(body[:len(body)-len(env.payload)-len(envelopeKeys[5])])
+	b.WriteString(blobKey)
+	b.WriteString(digest)
+	b.WriteByte('"')
+	crc := crc32.Checksum(b.Bytes(), castagnoli)
+	b.WriteString(crcOpen)
+	var h [8]byte
+	putHex(h[:], crc)
+	b.Write(h[:])
+	b.WriteString("\"}\n")
+	return b.Bytes(), digest, env.payload, nil
+}
+
 // Decode verifies and strictly decodes one line (with or without its "\n") that must carry
-// sequence number seq.
-func Decode(line []byte, seq int64) (Record, error) {
+// sequence number seq. A blob line is refused: it needs DecodeWith and the file's blobs.
+func Decode(line []byte, seq int64) (Record, error) { return DecodeWith(line, seq, nil) }
+
+// DecodeWith decodes one line as Decode does, reading a blob line's payload through blobs and
+// checking it against the line's digest before anything parses it.
+func DecodeWith(line []byte, seq int64, blobs Blobs) (Record, error) {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	if _, err := Checksum(line); err != nil {
 		return Record{}, &DecodeError{seq, err.Error()}
@@ -186,6 +251,11 @@ func Decode(line []byte, seq int64) (Record, error) {
 	if string(e.class) != string(env.class) {
 		return Record{}, &DecodeError{seq, fmt.Sprintf("its class %q disagrees with its kind %q (which is %s)", env.class, env.kind, e.class)}
 	}
+	if env.blob != nil {
+		if env.payload, err = readBlob(env.blob, blobs); err != nil {
+			return Record{}, &DecodeError{seq, err.Error()}
+		}
+	}
 	if p := env.payload; len(p) == 0 || p[0] != '{' || p[len(p)-1] != '}' {
 		return Record{}, &DecodeError{seq, fmt.Sprintf("its %s payload is not a JSON object", env.kind)}
 	}
@@ -195,6 +265,21 @@ func Decode(line []byte, seq int64) (Record, error) {
 		return Record{}, &DecodeError{seq, fmt.Sprintf("its %s payload does not decode: %v", body.Kind(), err)}
 	}
 	return Record{Seq: env.seq, Time: env.t, Body: body}, nil
+}
+
+// readBlob reads and checks the payload a blob line points to.
+func readBlob(digest []byte, blobs Blobs) ([]byte, error) {
+	if blobs == nil {
+		return nil, fmt.Errorf("it keeps its payload in blob %s, and no blob store was given to read it", digest)
+	}
+	data, err := blobs(string(digest))
+	if err != nil {
+		return nil, fmt.Errorf("its payload blob %s cannot be read: %v", digest, err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != string(digest) {
+		return nil, fmt.Errorf("its payload blob %s does not match its digest (the blob file was changed or cut)", digest)
+	}
+	return data, nil
 }
 
 func crc32Sum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }

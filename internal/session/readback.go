@@ -62,8 +62,9 @@ func ReadPointer(fs fsys.FS, p record.Pointer) ([]record.Message, error) {
 		return nil, err
 	}
 	bodies := make([]record.Payload, 0, len(lines))
+	blobs := journal.Blobs(fs, p.File)
 	for i, line := range lines {
-		r, err := record.Decode(line, p.Loci[i].Seq)
+		r, err := record.DecodeWith(line, p.Loci[i].Seq, blobs)
 		if err != nil {
 			return nil, fmt.Errorf("read back %s: %w", p.File, err)
 		}
@@ -111,8 +112,9 @@ func (s *Session) RecordsAfter(after int64) ([]record.Record, error) {
 		return nil, err
 	}
 	out := make([]record.Record, 0, len(lines))
+	blobs := journal.Blobs(s.opts.FS, s.path)
 	for i, line := range lines {
-		r, err := record.Decode(line, loci[i].Seq)
+		r, err := record.DecodeWith(line, loci[i].Seq, blobs)
 		if err != nil {
 			return nil, err
 		}

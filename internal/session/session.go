@@ -101,8 +101,9 @@ func Open(path string, opts Options) (*Session, journal.Report, error) {
 	opts = opts.withDefaults()
 	st := fold.New()
 	var loci []record.Locus
+	blobs := journal.Blobs(opts.FS, path)
 	w, rep, err := journal.Open(opts.FS, path, func(seq int64, line []byte, loc record.Locus) error {
-		r, err := record.Decode(line, seq)
+		r, err := record.DecodeWith(line, seq, blobs)
 		if err != nil {
 			return err
 		}
@@ -131,8 +132,9 @@ func Replay(fs fsys.FS, path string) (*fold.State, journal.Report, error) {
 		fs = fsys.OS{}
 	}
 	st := fold.New()
+	blobs := journal.Blobs(fs, path)
 	rep, err := journal.Inspect(fs, path, func(seq int64, line []byte, _ record.Locus) error {
-		r, err := record.Decode(line, seq)
+		r, err := record.DecodeWith(line, seq, blobs)
 		if err != nil {
 			return err
 		}
@@ -211,6 +213,11 @@ func (s *Session) write(syncAll bool, ps []record.Payload) error {
 		if err != nil {
 			return s.fail(fmt.Errorf("a record does not survive its own encoding (a harness bug): %w", err))
 		}
+		if len(line) > record.BlobOver {
+			if line, err = s.externalize(line); err != nil {
+				return s.fail(err)
+			}
+		}
 		if len(pending) == 0 {
 			if err := s.st.Judge(r); err != nil {
 				return s.fail(fmt.Errorf("the fold refused a live record (a harness bug): %w", err))
@@ -236,6 +243,19 @@ func (s *Session) write(syncAll bool, ps []record.Payload) error {
 		s.publish(Update{Record: &applied[i]})
 	}
 	return nil
+}
+
+// externalize stores a long line's payload as a blob beside the record, durably, and returns the
+// blob line to append in its place.
+func (s *Session) externalize(line []byte) ([]byte, error) {
+	blobLine, digest, payload, err := record.Externalize(line)
+	if err != nil {
+		return nil, fmt.Errorf("a record does not survive its own encoding (a harness bug): %w", err)
+	}
+	if err := journal.PutBlob(s.opts.FS, s.path, digest, payload); err != nil {
+		return nil, err
+	}
+	return blobLine, nil
 }
 
 func (s *Session) fail(err error) error {
