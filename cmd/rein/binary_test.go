@@ -33,6 +33,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(writerEnv); path != "" {
+		os.Exit(lockWriter(path)) // this binary is a child of TestWriterRaceStress
+	}
 	code := m.Run()
 	if binDir != "" {
 		os.RemoveAll(binDir)

@@ -88,7 +88,7 @@ func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 			token = t
 		}
 		if token == "" {
-			token = os.Getenv("REIN_TOKEN")
+			token = environ("REIN_TOKEN")
 		}
 		u.Fragment, u.Path = "", ""
 		base = u.String()
@@ -123,7 +123,7 @@ func chatHost(cmd *cobra.Command, f runFlags) (base, token string, info *wiring,
 	if err != nil {
 		return fail(exitf(exitUsage, "%v", err))
 	}
-	wired, err := resolveProvider(f.providerFlags, os.Getenv, cmd.ErrOrStderr())
+	wired, err := resolveProvider(f.providerFlags, environ, cmd.ErrOrStderr())
 	if err != nil {
 		return fail(err)
 	}
@@ -136,7 +136,7 @@ func chatHost(cmd *cobra.Command, f runFlags) (base, token string, info *wiring,
 	var logw io.Writer = io.Discard
 	if err := os.MkdirAll(root, 0o700); err == nil {
 		if lf, err := os.OpenFile(filepath.Join(root, "chat.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			logw = lf
+			logw = redactingWriter{lf}
 			undo = append(undo, func() { lf.Close() })
 		}
 	}
@@ -156,7 +156,8 @@ func chatHost(cmd *cobra.Command, f runFlags) (base, token string, info *wiring,
 	var b [24]byte
 	_, _ = rand.Read(b[:])
 	token = hex.EncodeToString(b[:])
-	srv := &http.Server{Handler: host.NewServer(h, token, ln.Addr().String(), nil), ReadHeaderTimeout: 10 * time.Second,
+	secrets.Add("REIN_TOKEN", token)
+	srv := &http.Server{Handler: redactResponses(host.NewServer(h, token, ln.Addr().String(), nil)), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog: log.New(logw, "rein chat: ", log.LstdFlags)}
 	go srv.Serve(ln)
 	undo = append(undo, func() { srv.Close() }) // first: it ends the event streams

@@ -53,6 +53,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		case err != nil:
 			return c, fmt.Errorf("the config file %s does not read: %v", path, err)
 		default:
+			values := map[string]int64{"max_turns": int64(c.MaxTurns), "max_tokens": int64(c.MaxTokens), "context_window": c.ContextWindow}
+			if err := checkConfigNumbers(path, func(k string) bool { return md.IsDefined(k) }, func(k string) int64 { return values[k] }); err != nil {
+				return c, err
+			}
 			if un := md.Undecoded(); len(un) > 0 {
 				var keys []string
 				for _, k := range un {
@@ -75,6 +79,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 // provider, model and base URL are applied later, in resolveProvider, because a resumed session's
 // recorded provider comes before them.
 func applySettings(cmd *cobra.Command, _ []string) error {
+	if err := checkNumbers(cmd.Flags()); err != nil {
+		return err
+	}
 	if cmd.Flags().Lookup("provider") == nil {
 		return nil // doctor, show, sessions and the edits never read it: a broken file cannot stop them
 	}
@@ -102,10 +109,24 @@ func applySettings(cmd *cobra.Command, _ []string) error {
 	for name, value := range map[string]string{
 		"permission-mode": c.PermissionMode, "context-window": num(c.ContextWindow),
 		"max-turns": num(int64(c.MaxTurns)), "max-tokens": num(int64(c.MaxTokens)),
-		"allow": strings.Join(c.Allow, ","), "deny": strings.Join(c.Deny, ","),
 	} {
 		if err := set(name, value); err != nil {
 			return err
+		}
+	}
+	// Rules are set one by one (each Set appends): a rule may hold a comma. Allow rules given as
+	// flags replace the file's, as every setting does; deny rules add to them, so that a --deny
+	// for one run never lifts a refusal the file makes.
+	for _, r := range c.Allow {
+		if err := set("allow", r); err != nil {
+			return err
+		}
+	}
+	if fl := cmd.Flags().Lookup("deny"); fl != nil {
+		for _, r := range c.Deny {
+			if err := fl.Value.Set(r); err != nil {
+				return exitf(exitUsage, "the config file's deny: %v", err)
+			}
 		}
 	}
 	return nil
@@ -113,6 +134,9 @@ func applySettings(cmd *cobra.Command, _ []string) error {
 
 // withSettings fills the provider flags the person left empty from the configuration.
 func withSettings(f providerFlags) providerFlags {
+	if f.recorded {
+		return f
+	}
 	if f.provider == "" {
 		f.provider = settings.Provider
 	}

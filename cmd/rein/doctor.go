@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,12 @@ record keeps every line before it. That is the right repair when a crash on a
 filesystem that writes pages out of order damaged the unsynced tail; for a record
 edited by hand, look at the refusal first.
 
-Exit codes: 0 admissible, 1 refused, 2 usage error.`,
+A record another process is writing now (a rein run, a host) is live: doctor reads it
+without touching it and says who holds it ("live: held by pid N (command)"); what is
+in flight there is that process's work in progress, and bytes after its last complete
+line are the line it is writing, not a torn tail. --repair refuses a live record.
+
+Exit codes: 0 admissible, 1 refused, 2 usage error, 4 live and --repair asked.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := resolveRecord(args[0])
@@ -51,11 +57,15 @@ Exit codes: 0 admissible, 1 refused, 2 usage error.`,
 }
 
 func doctor(out io.Writer, path string, dry, repair bool) error {
-	if _, err := os.Stat(path); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return exitf(exitUsage, "no record at %s", path)
 		}
 		return exitf(exitUsage, "%v", err)
+	}
+	if err := sniff(out, path, fi); err != nil || fi.Size() == 0 {
+		return err
 	}
 	st := fold.New()
 	var good int64 // the end of the last line judged admissible
@@ -72,12 +82,25 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 		return nil
 	}
 	var rep journal.Report
-	var err error
+	// live names the process writing the record now, if one is: doctor then only reads.
+	var live *fsys.Holder
 	if dry {
+		if h, held, lerr := journal.Live(fsys.OS{}, path); lerr == nil && held {
+			live = &h
+		}
 		rep, err = journal.Inspect(fsys.OS{}, path, verify)
 	} else {
 		var w *journal.Writer
 		w, rep, err = journal.Open(fsys.OS{}, path, verify)
+		var held *journal.HeldError
+		if errors.As(err, &held) {
+			if repair {
+				herr, _ := heldRefusal("cannot repair", err)
+				return herr
+			}
+			live = &held.Holder
+			rep, err = journal.Inspect(fsys.OS{}, path, verify) // Open read nothing
+		}
 		if w != nil {
 			w.Close()
 		}
@@ -90,11 +113,17 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 		} else {
 			fmt.Fprintf(out, "refused: record %d: %s\n", refused.Line, refused.Reason)
 		}
+		if live != nil {
+			fmt.Fprintf(out, "  live: held by %s; stop it before any repair\n", live)
+		}
 		if !repair {
 			fmt.Fprintf(out, "  %s was not changed (--repair would move record %d and everything after it to %s%s)\n", path, refused.Line, path, journal.TornSuffix)
 			return exitf(exitFailed, "")
 		}
 		moved, err := journal.Cut(fsys.OS{}, path, good)
+		if herr, ok := heldRefusal("cannot repair", err); ok {
+			return herr
+		}
 		if err != nil {
 			return exitf(exitFailed, "repair: %v", err)
 		}
@@ -107,15 +136,49 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 	s := st.Stats()
 	fmt.Fprintf(out, "admissible: %s\n", path)
 	fmt.Fprintf(out, "  records %d, turns %d (resident %d), residues %d, phase %s, bytes %d\n", s.Records, s.Turns, s.Resident, s.Residues, s.Phase, s.Bytes)
-	if st.InFlight() || !st.IsReady() {
+	switch {
+	case live != nil:
+		fmt.Fprintf(out, "  live: held by %s, which is writing it now\n", live)
+	case st.InFlight() || !st.IsReady():
 		fmt.Fprintf(out, "  the last exchange was left in flight; a resume settles it (owed calls answered, reason crashed)\n")
 	}
 	if rep.Torn > 0 {
-		if dry {
+		switch {
+		case live != nil:
+			fmt.Fprintf(out, "  %d bytes after the last complete line: the line its writer is appending (left alone)\n", rep.Torn)
+		case dry:
 			fmt.Fprintf(out, "  torn tail: %d bytes after the last complete line (not quarantined: --dry-run)\n", rep.Torn)
-		} else {
+		default:
 			fmt.Fprintf(out, "  torn tail: %d bytes quarantined to %s%s and trimmed\n", rep.Torn, path, journal.TornSuffix)
 		}
+	}
+	return nil
+}
+
+// sniff says what a file is when it is not a record rein can judge line by line: empty, or not a
+// rein record at all (which --repair must never "repair" by moving all of it aside).
+func sniff(out io.Writer, path string, fi fs.FileInfo) error {
+	if !fi.Mode().IsRegular() {
+		return exitf(exitUsage, "%s is not a regular file; a session's record is the record.jsonl in its directory (`rein sessions` lists them)", path)
+	}
+	if fi.Size() == 0 {
+		fmt.Fprintf(out, "admissible: %s is empty, it holds no records\n  a session's record is empty only when a crash came right after it was created; `rein resume` starts such a session\n", path)
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return exitf(exitFailed, "%v", err)
+	}
+	defer f.Close()
+	// A damaged record still holds record lines; a file with none in its first 64 KiB is
+	// something else.
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	// Zeros are what a crash leaves of unsynced pages: a torn tail, which doctor quarantines.
+	zeros := len(bytes.Trim(head, "\x00")) == 0
+	if !zeros && !bytes.HasPrefix(head, []byte(`{"v":`)) && !bytes.Contains(head, []byte("\n{\"v\":")) {
+		return exitf(exitFailed, "%s is not a rein record: no line of it is a record line ({\"v\":…); a session's record is the record.jsonl in its directory (`rein sessions` lists them). Nothing was changed", path)
 	}
 	return nil
 }

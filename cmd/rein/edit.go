@@ -19,6 +19,9 @@ func openForEdit(ref string) (*session.Session, error) {
 		return nil, exitf(exitUsage, "%v", err)
 	}
 	s, _, err := session.Open(path, session.Options{Redact: redactText})
+	if herr, ok := heldRefusal("cannot edit "+ref, err); ok {
+		return nil, herr
+	}
 	if err != nil {
 		return nil, exitf(exitFailed, "cannot open %s: %v", ref, err)
 	}
@@ -137,11 +140,16 @@ func newForkCmd() *cobra.Command {
 		Short: "Start a new session that inherits this one's context (up to a turn)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			parent, err := openForEdit(args[0])
+			// A fork only reads its parent, so it takes no lock: it works while another
+			// process writes the parent.
+			path, err := resolveRecord(args[0])
 			if err != nil {
-				return err
+				return exitf(exitUsage, "%v", err)
 			}
-			defer parent.Close()
+			parent, _, err := session.Load(path, session.Options{Redact: redactText})
+			if err != nil {
+				return exitf(exitFailed, "cannot read %s: %v", args[0], err)
+			}
 			inh, err := parent.Inheritance(at)
 			if err != nil {
 				return exitf(exitFailed, "cannot fork: %v", err)

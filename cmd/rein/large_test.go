@@ -61,3 +61,32 @@ func TestLargeContentCompletesAndReplays(t *testing.T) {
 		t.Fatalf("resume:\n%s", r)
 	}
 }
+
+// A server whose real limit is smaller than the window rein was told: the refusal teaches rein the
+// limit (said in one line), rein evicts on its own (said in one line), and the exchange replies.
+func TestLearnsTheLimitFromARefusal(t *testing.T) {
+	sb := newSandbox(t)
+	big := "head -c 12000 /dev/zero | tr '\\0' x"
+	reply := map[string]any{"text": "Done: three outputs read.", "context_limit": 8000}
+	script := writeScript(t, t.TempDir(),
+		map[string]any{"tool_calls": []map[string]any{bash(big)}},
+		map[string]any{"tool_calls": []map[string]any{bash(big)}},
+		map[string]any{"tool_calls": []map[string]any{bash(big)}},
+		reply, reply,
+	)
+	res := sb.rein(t, append(append([]string{"run"}, simArgs(script)...), "--context-window", "128000", "print three large outputs")...)
+	if res.code != 0 {
+		t.Fatalf("the exchange did not reply:\n%s", res)
+	}
+	for _, want := range []string{"now keeps to its limit of 8000 tokens", "rein: evicted turns"} {
+		if strings.Count(res.stderr, want) != 1 {
+			t.Fatalf("stderr does not say %q once:\n%s", want, res)
+		}
+	}
+	if !strings.Contains(res.stdout, "Done: three outputs read.") {
+		t.Fatalf("no reply:\n%s", res)
+	}
+	if d := sb.rein(t, "doctor", sb.records(t)[0]); d.code != 0 {
+		t.Fatalf("doctor:\n%s", d)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/spf13/cobra"
 )
@@ -16,13 +17,17 @@ import (
 // version is rein's version, recorded in every session_started event.
 const version = "0.1.0"
 
-// Exit codes. A Stop exits 130, as a shell reports an interrupted command.
+// Exit codes. A Stop exits 130, as a shell reports an interrupted command; a closed standard
+// output exits 141, as a shell reports a command killed by SIGPIPE (rein is not killed: it stops
+// the exchange, which settles, as a Stop does).
 const (
-	exitOK      = 0
-	exitFailed  = 1 // a refused record, a provider error, a failed exchange
-	exitUsage   = 2
-	exitLimit   = 3 // the exchange reached its turn limit
-	exitStopped = 130
+	exitOK       = 0
+	exitFailed   = 1 // a refused record, a provider error, a failed exchange
+	exitUsage    = 2
+	exitLimit    = 3 // the exchange reached its turn limit
+	exitHeld     = 4 // another process is writing the session
+	exitStopped  = 130
+	exitPipeGone = 141
 )
 
 // exitError carries an exit code up to main with a one-line reason.
@@ -38,7 +43,18 @@ func exitf(code int, format string, args ...any) error {
 }
 
 func main() {
+	// First, before a key is read or a tool runs: no process of the same user may read rein's
+	// environment or memory; then the keys leave the environment, and every byte printed is
+	// redacted.
+	hardened := harden()
+	takeSecrets()
+	stderr := redactingWriter{os.Stderr}
+	if hardened != nil {
+		fmt.Fprintf(stderr, "rein: warning: cannot make the process non-dumpable (%v): a tool running as you could read rein's API keys from /proc\n", hardened)
+	}
 	root := newRoot()
+	root.SetOut(redactingWriter{os.Stdout})
+	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
 		return
@@ -46,33 +62,62 @@ func main() {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintln(os.Stderr, "rein: "+ee.msg)
+			fmt.Fprintln(stderr, "rein: "+ee.msg)
 		}
 		os.Exit(ee.code)
 	}
-	fmt.Fprintln(os.Stderr, "rein: "+err.Error())
+	fmt.Fprintln(stderr, "rein: "+err.Error())
 	os.Exit(exitUsage)
 }
 
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print rein's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fmt.Fprintf(cmd.OutOrStdout(), "rein %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
+		},
+	}
+}
+
 func newRoot() *cobra.Command {
+	var f runFlags
+	run := runE(&f)
 	root := &cobra.Command{
-		Use:   "rein",
+		Use:   `rein ["<prompt>"]`,
 		Short: "An agent harness that never wedges",
 		Long: `rein runs LLM agent sessions: it talks to model providers, runs tools, records every
 step in an append-only record, manages what the model sees, and lets you stop,
 resume, rewind and fork sessions at any moment.
 
+"rein <prompt>" is "rein run <prompt>": the prompt may be words without quotes, -p, or
+standard input ("cat log | rein why did this fail" appends the log to the prompt).
+
 Try it offline against the built-in simulator:
 
-  rein run --provider sim "list the files here"
+  rein --provider sim "list the files here"
 
 With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --provider sim.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && f.prompt == "" && !readable(os.Stdin) {
+				return cmd.Help()
+			}
+			if s := typoOf(cmd, args); s != "" {
+				return exitf(exitUsage, "unknown command %q: did you mean `rein %s`? (to send it to the model as a prompt: rein -p %q)", args[0], s, args[0])
+			}
+			return run(cmd, args)
+		},
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		Version:           version,
 		PersistentPreRunE: applySettings,
 	}
-	root.AddCommand(newRunCmd(), newResumeCmd(), newSessionsCmd(), newShowCmd(), newDoctorCmd(), newSimCmd(),
+	root.SuggestionsMinimumDistance = 2
+	f.register(root)
+	root.AddCommand(newVersionCmd(), newRunCmd(), newResumeCmd(), newSessionsCmd(), newShowCmd(), newDoctorCmd(), newSimCmd(),
 		newForkCmd(), newRewindCmd(), newEvictCmd(), newClearCmd(), newServeCmd(), newChatCmd())
 	return root
 }

@@ -1,6 +1,134 @@
 package main
 
-import "github.com/reinhq/rein/internal/redact"
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"os"
 
-// redactText is applied to tool output at the one place records are written.
-var redactText = redact.Redact
+	"github.com/reinhq/rein/internal/redact"
+)
+
+// secrets holds every secret this process has: the provider keys and REIN_TOKEN taken from the
+// environment at start, credentials in a proxy or base URL, and the host's bearer token once it
+// is made. Their exact values, in every form redact.Secrets knows, never reach a record (it is
+// every session's redactor), stdout or stderr (main wraps them), a log or the host's HTTP
+// answers.
+var secrets redact.Secrets
+
+// redactText is the sessions' redactor: the secrets, then well-known key shapes.
+var redactText = &secrets
+
+// secretEnv names the variables whose values are secrets. The provider keys are also taken out of
+// rein's environment, so no process rein starts inherits them; REIN_TOKEN is read by chat.
+var secretEnv = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "REIN_TOKEN"}
+
+// proxyEnv names the variables that may hold a proxy URL with credentials in it.
+var proxyEnv = []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"}
+
+// heldEnv is what takeSecrets took out of the environment; environ reads it.
+var heldEnv = map[string]string{}
+
+// takeSecrets adds the environment's secrets to secrets and takes them out of the environment.
+// Taking them out keeps them from every process rein starts; it does not take them out of
+// /proc/<pid>/environ, which shows the environment rein started with whatever rein does after:
+// being non-dumpable (harden) is what keeps a tool from reading that.
+func takeSecrets() {
+	for _, name := range secretEnv {
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			continue
+		}
+		heldEnv[name] = v
+		secrets.Add(name, v)
+		os.Unsetenv(name)
+	}
+	for _, name := range proxyEnv {
+		addURLSecrets(name, os.Getenv(name))
+	}
+}
+
+// environ is os.Getenv, with the variables takeSecrets took out still readable.
+func environ(name string) string {
+	if v, ok := heldEnv[name]; ok {
+		return v
+	}
+	return os.Getenv(name)
+}
+
+// addURLSecrets adds the credentials a URL carries (https://user:password@host) as secrets.
+func addURLSecrets(name, raw string) {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return
+	}
+	secrets.Add(name+" user", u.User.Username())
+	if pw, ok := u.User.Password(); ok {
+		secrets.Add(name+" password", pw)
+	}
+}
+
+// redactingWriter redacts each write before passing it on. Everything rein prints is written a
+// line or a whole message at a time, and streamed model text is already redacted by the session,
+// which holds back a piece that could be the start of a secret.
+type redactingWriter struct{ w io.Writer }
+
+func (r redactingWriter) Write(b []byte) (int, error) {
+	s := secrets.Redact(string(b))
+	if _, err := io.WriteString(r.w, s); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// unredacted returns the writer a redactingWriter wraps, for the one line that must show a
+// secret: rein serve's URL with the token the person opens it with.
+func unredacted(w io.Writer) io.Writer {
+	if r, ok := w.(redactingWriter); ok {
+		return r.w
+	}
+	return w
+}
+
+// redactResponses redacts every response body the host writes: records and live events already
+// come redacted from the sessions, and this catches what does not (an error's words).
+func redactResponses(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&redactingResponse{ResponseWriter: w}, r)
+	})
+}
+
+// redactingResponse redacts each write of a response. Redacting can change a body's length, so a
+// Content-Length set before is dropped; the server sends the body chunked instead.
+type redactingResponse struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *redactingResponse) WriteHeader(code int) {
+	if !w.wrote {
+		w.wrote = true
+		w.Header().Del("Content-Length")
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *redactingResponse) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	if _, err := io.WriteString(w.ResponseWriter, secrets.Redact(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// Flush lets event streams flush through the wrapper.
+func (w *redactingResponse) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *redactingResponse) Unwrap() http.ResponseWriter { return w.ResponseWriter }

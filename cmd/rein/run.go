@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,7 +35,13 @@ type runFlags struct {
 	allow      []string
 	deny       []string
 	maxTokens  int
+	prompt     string // -p
+	// changed says whether the person set a flag on the command line (not the config file).
+	changed func(name string) bool
 }
+
+// set reports whether the person gave the flag name on the command line.
+func (f runFlags) set(name string) bool { return f.changed != nil && f.changed(name) }
 
 func (f *runFlags) register(cmd *cobra.Command) {
 	f.providerFlags.register(cmd.Flags())
@@ -42,9 +49,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print one JSON object per line instead of human output")
 	cmd.Flags().IntVar(&f.maxTurns, "max-turns", 200, "the most model turns one exchange may take")
 	cmd.Flags().StringVar(&f.permission, "permission-mode", "workspace", "read-only, workspace, ask (chat and serve ask you before a call that writes or runs) or full")
-	cmd.Flags().StringSliceVar(&f.allow, "allow", nil, `allow rules, e.g. "bash(git status*)" (repeatable)`)
-	cmd.Flags().StringSliceVar(&f.deny, "deny", nil, `deny rules, e.g. "bash(git push*)" (repeatable; deny wins)`)
+	cmd.Flags().StringArrayVar(&f.allow, "allow", nil, `a rule letting matching calls run unasked, e.g. "bash(git status*)" (repeatable; rein run --help says how rules match)`)
+	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, `a rule refusing matching calls, e.g. "bash(git push*)" (repeatable; deny wins; adds to the config file's deny) — a convenience, not a boundary`)
 	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", 8192, "the output limit of each reply")
+	cmd.Flags().StringVarP(&f.prompt, "prompt", "p", "", `the prompt (as "rein -p" in other harnesses); or give it as arguments, or on standard input`)
 }
 
 func newRunCmd() *cobra.Command {
@@ -57,29 +65,43 @@ a tool call. Every step is recorded in the session's record before it acts.
 
 Ctrl-C is Stop: the exchange ends at once, owed tool calls are answered truthfully,
 and rein exits 130; the session stays resumable. A second Ctrl-C within a second
-exits immediately (the record stays admissible; a resume settles it).
+exits immediately (the record stays admissible; a resume settles it). A closed
+standard output (rein run ... | head -1) is a Stop too: the exchange ends the same
+way and rein exits 141, as a shell reports a command ended by SIGPIPE.
+
+A session has one writer at a time: while another process (a rein run, a host) is
+writing it, rein run --resume refuses, naming that process, and exits 4.
 
 Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
-130 stopped.`,
+4 the session is held by another process, 130 stopped, 141 standard output closed.
+
+` + rulesHelp,
 		Example: `  rein run --provider sim "list the files here"
   ANTHROPIC_API_KEY=... rein run "fix the failing test in ./parser"
   rein run --resume 20261129-194512 "now add a test for it"
   rein run --provider openai --base-url http://localhost:11434/v1 --model qwen3 "hello"`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			prompt := ""
-			if len(args) == 1 {
-				prompt = args[0]
-			}
-			if prompt == "" && f.resume == "" {
-				return exitf(exitUsage, "give a prompt: rein run \"<prompt>\" (rein run --help shows the flags)")
-			}
-			return runSession(cmd.OutOrStdout(), cmd.ErrOrStderr(), f, f.resume, prompt)
-		},
+		Args: cobra.ArbitraryArgs,
+		RunE: runE(&f),
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue this session (an id, a unique prefix of one, or a record path)")
 	return cmd
+}
+
+// runE is what `rein run` and `rein "<prompt>"` do: build the prompt from the arguments, -p and
+// standard input, and run the session.
+func runE(f *runFlags) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		f.changed = cmd.Flags().Changed
+		prompt, err := promptFrom(args, f.prompt, os.Stdin)
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(prompt) == "" && f.resume == "" {
+			return exitf(exitUsage, "give a prompt: rein \"<prompt>\", rein -p \"<prompt>\", or pipe it in (rein --help shows the flags)")
+		}
+		return runSession(cmd.OutOrStdout(), cmd.ErrOrStderr(), *f, f.resume, prompt)
+	}
 }
 
 func newResumeCmd() *cobra.Command {
@@ -90,7 +112,8 @@ func newResumeCmd() *cobra.Command {
 		Long: `resume replays a session's record; if its last exchange was left in flight by a crash
 or a kill, it settles it first (owed tool calls answered truthfully, reason crashed).
 With a prompt it continues the session; without one it settles it and says where it
-stands.`,
+stands. A session another process is writing now (a rein run, a host) is refused,
+naming that process, with exit code 4; the exit codes are those of rein run.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, prompt := "", ""
@@ -107,6 +130,7 @@ stands.`,
 			if ref == "" {
 				ref = "newest"
 			}
+			f.changed = cmd.Flags().Changed
 			return runSession(cmd.OutOrStdout(), cmd.ErrOrStderr(), f, ref, prompt)
 		},
 	}
@@ -133,6 +157,18 @@ func looksLikeSession(arg, cwd string) bool {
 // runSession is rein's main job: open or create a session, take up the prompt, print the
 // exchange, and exit with a code that says how it ended.
 func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) error {
+	// A closed standard output (rein run ... | head -1) is a Stop, not a death: with SIGPIPE
+	// notified rather than fatal, a write to the closed pipe fails with EPIPE, and the guard turns
+	// that into the cancellation of the exchange, which settles. Notify, not Ignore: an ignored
+	// signal stays ignored in the commands the tools run, which would change how they end in a
+	// pipe of their own. It stays notified until rein exits, so a last message to a closed
+	// standard error cannot kill it either.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	guard := &stdoutGuard{w: stdout, gone: func() { stop(errStdoutClosed) }}
+	stdout = guard
+
 	ws, err := workspace(f.cwd)
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
@@ -140,6 +176,14 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	root, err := stateRoot()
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
+	}
+	// The rules and the mode are judged before anything is opened or created: a misspelt rule
+	// leaves no session behind.
+	if _, err := policyFrom(f.permission, f.allow, f.deny); err != nil {
+		return exitf(exitUsage, "%v", err)
+	}
+	if err := allowHasEffect(f); err != nil {
+		return err
 	}
 	opts := session.Options{Redact: redactText}
 	var sess *session.Session
@@ -162,6 +206,9 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 			return exitf(exitUsage, "%v", err)
 		}
 		s, rep, err := session.Open(path, opts)
+		if herr, ok := heldRefusal("cannot resume", err); ok {
+			return herr
+		}
 		var refused *journal.RefusedError
 		if errors.As(err, &refused) {
 			return exitf(exitFailed, "cannot resume: %v\n  `rein doctor %s` says more; if a crash damaged the record's tail, `rein doctor --repair %s` moves it aside (nothing is deleted)", err, path, path)
@@ -174,28 +221,37 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 		sess, resumed = s, true
 	}
-	// A resumed session keeps the provider and model it was recorded with, unless flags say
-	// otherwise.
-	if sess != nil && f.provider == "" && f.baseURL == "" {
-		var m fold.Meta
-		sess.Read(func(st *fold.State) { m = st.Meta() })
-		f.provider = m.Provider
-		if f.model == "" {
-			f.model = m.Model
+	var was fold.Meta // the settings a resumed session was last run under
+	if sess != nil {
+		sess.Read(func(st *fold.State) { was = st.Meta() })
+		if err := f.keepSettings(was, ws); err != nil {
+			sess.Close()
+			return err
 		}
 	}
-	wired, err := resolveProvider(f.providerFlags, os.Getenv, stderr)
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+	if err != nil {
+		if sess != nil {
+			sess.Close()
+		}
+		return exitf(exitUsage, "%v", err)
+	}
+	wired, err := resolveProvider(f.providerFlags, environ, stderr)
 	if err != nil {
 		if sess != nil {
 			sess.Close()
 		}
 		return err
 	}
+	if sess != nil {
+		sayChanges(stderr, was, ws, wired, f.permission)
+	}
 	defer wired.close()
 	if sess == nil {
 		id := session.NewID(time.Now())
 		s, err := session.Create(filepath.Join(session.ProjectDir(root, ws), id), opts, &record.SessionStarted{
 			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
+			BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission,
 		})
 		if err != nil {
 			return exitf(exitFailed, "cannot create the session: %v", err)
@@ -203,14 +259,11 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		sess = s
 	}
 	defer sess.Close()
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
-	if err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
 
 	ds := doors(ws, wired, f)
 	a := agent.New(agent.Config{
 		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
+		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission,
 		System: systemPrompt(ws), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
 	})
 	out := newPrinter(stdout, stderr, f.asJSON)
@@ -237,11 +290,17 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	if prompt == "" {
 		finish()
 		out.standing(sess)
+		if guard.closed() {
+			return exitf(exitPipeGone, "")
+		}
 		return nil
 	}
+	if guard.closed() {
+		// Nobody reads what the exchange would print: do not start it.
+		finish()
+		return exitf(exitPipeGone, "standard output was closed before the exchange began; the session %s is settled and resumable", sess.ID())
+	}
 
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -254,7 +313,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 			}
 			first = time.Now()
 			fmt.Fprintln(stderr, "\nrein: stopping… (Ctrl-C again to exit at once)")
-			stop()
+			stop(context.Canceled)
 		}
 	}()
 
@@ -274,14 +333,27 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 	}
 	finish()
+	if guard.closed() {
+		// Stopped as by Ctrl-C, whatever the exchange had reached: it settled (quiesced, owed
+		// calls answered), so the session resumes where it ended.
+		return exitf(exitPipeGone, "standard output was closed, so rein stopped the exchange; the session is settled and resumable: rein resume %s", sess.ID())
+	}
 	out.result(sess, res)
 	switch {
 	case res.Err != nil && res.Reason != fold.Cancelled:
+		var pe *provider.Error
+		if !f.asJSON && errors.As(res.Err, &pe) {
+			// The provider's error was printed as it was recorded; say only what it ended.
+			return exitf(exitFailed, "the exchange ended on the provider error above%s", wayOut(res.Err, sess.ID()))
+		}
 		return exitf(exitFailed, "%s%s", oneLine(res.Err), wayOut(res.Err, sess.ID()))
 	case res.Reason == fold.Cancelled:
 		return exitf(exitStopped, "")
 	case res.Reason == fold.Limit:
-		return exitf(exitLimit, "the exchange reached its limit of %d turns; `rein resume \"continue\"` goes on", f.maxTurns)
+		if !f.asJSON {
+			return exitf(exitLimit, "to go on: rein resume %s \"continue\"", sess.ID()) // the limit was printed as recorded
+		}
+		return exitf(exitLimit, "the exchange reached its limit of %d turns; to go on: rein resume %s \"continue\"", f.maxTurns, sess.ID())
 	}
 	return nil
 }
@@ -316,12 +388,40 @@ func wayOut(err error, id string) string {
 
 // ---- output -------------------------------------------------------------------------------------
 
+// errStdoutClosed is the cause of an exchange stopped because standard output was closed.
+var errStdoutClosed = errors.New("standard output was closed")
+
+// stdoutGuard passes writes on to standard output and calls gone, once, when one fails because
+// nobody reads it any more (EPIPE).
+type stdoutGuard struct {
+	w    io.Writer
+	once sync.Once
+	gone func()
+	shut atomic.Bool
+}
+
+func (g *stdoutGuard) Write(p []byte) (int, error) {
+	n, err := g.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		g.once.Do(func() {
+			g.shut.Store(true)
+			g.gone()
+		})
+	}
+	return n, err
+}
+
+// closed reports whether a write found standard output closed.
+func (g *stdoutGuard) closed() bool { return g.shut.Load() }
+
 type printer struct {
 	mu      sync.Mutex
 	out     io.Writer
 	err     io.Writer
 	json    bool
 	midLine bool
+	// attemptText: text of the reply being streamed was printed since its attempt began.
+	attemptText bool
 }
 
 func newPrinter(out, errw io.Writer, asJSON bool) *printer {
@@ -385,17 +485,25 @@ func (p *printer) update(s *session.Session, u session.Update) {
 		case "text":
 			fmt.Fprint(p.out, u.Live.Text)
 			p.midLine = !strings.HasSuffix(u.Live.Text, "\n")
+			p.attemptText = p.attemptText || u.Live.Text != ""
 		case "restart":
+			// What this attempt printed is not what the model said: the record will hold only
+			// the retried reply. Say so where the text went, not only on stderr.
+			if p.attemptText {
+				p.line(p.out, "[rein: the text above was discarded: the stream failed and the reply is being retried]\n")
+				p.attemptText = false
+			}
 			p.line(p.err, "rein: the stream failed after output began; retrying from the start\n")
-		case "status":
-			p.line(p.err, "rein: %s\n", u.Live.Text)
 		case "tool_start":
 			p.line(p.out, "⏺ %s\n", callSummary(u.Live.Name, u.Live.Text))
 		}
 		return
 	}
 	switch b := u.Record.Body.(type) {
+	case *record.TurnStarted:
+		p.attemptText = false
 	case *record.AssistantMessage:
+		p.attemptText = false
 		if p.midLine {
 			fmt.Fprintln(p.out)
 			p.midLine = false
@@ -407,13 +515,27 @@ func (p *printer) update(s *session.Session, u session.Update) {
 	case *record.Repaired:
 		p.line(p.err, "rein: repaired the reply: %s\n", b.What)
 	case *record.ProviderError:
-		p.line(p.err, "rein: provider error: %s (%d) %s\n", b.Class, b.Status, b.Message)
+		if b.Status != 0 {
+			p.line(p.err, "rein: provider error: %s (%d): %s\n", b.Class, b.Status, b.Message)
+		} else {
+			p.line(p.err, "rein: provider error: %s: %s\n", b.Class, b.Message)
+		}
+	case *record.RetryScheduled:
+		p.line(p.err, "rein: retrying in %s (attempt %d)\n", (time.Duration(b.DelayMs) * time.Millisecond).String(), b.Attempt+1)
 	case *record.Quiesced:
 		if len(b.Answered) > 0 {
 			p.line(p.err, "rein: answered %d owed tool call(s) (%s)\n", len(b.Answered), b.Reason)
 		}
 	case *record.Failure:
 		p.line(p.err, "rein: %s\n", b.Message)
+	case *record.Pressure:
+		if b.Limit > 0 {
+			p.line(p.err, "rein: the provider refused the context as too long; this session now keeps to its limit of %d tokens\n", b.Limit)
+		}
+	case *record.Evicted:
+		if b.By == record.ByHarness {
+			p.line(p.err, "rein: evicted turns %d–%d to stay within the context window (they stay readable: rein show, or the transcript tool)\n", b.From, b.To)
+		}
 	}
 }
 

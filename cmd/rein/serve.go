@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"os"
@@ -102,7 +103,7 @@ func serve(cmd *cobra.Command, f runFlags, addr string) error {
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
-	wired, err := resolveProvider(f.providerFlags, os.Getenv, cmd.ErrOrStderr())
+	wired, err := resolveProvider(f.providerFlags, environ, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func serve(cmd *cobra.Command, f runFlags, addr string) error {
 	h, err := host.Open(host.Config{
 		Root: root, Cwd: ws, Provider: wired.name, Model: wired.model, Window: wired.window, Version: version,
 		Session:     session.Options{Redact: redactText},
-		NewAgentFor: hostAgent(ws, wired, f),
+		NewAgentFor: hostAgent(ws, wired, f), Log: cmd.ErrOrStderr(),
 	})
 	if err != nil {
 		return exitf(exitFailed, "cannot open the host: %v", err)
@@ -129,8 +130,11 @@ func serve(cmd *cobra.Command, f runFlags, addr string) error {
 	}
 	bound := ln.Addr().String()
 	api := host.NewServer(h, token, bound, web.Files())
-	srv := &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(cmd.OutOrStdout(), "rein serve: http://%s/#token=%s\n", bound, token)
+	srv := &http.Server{Handler: redactResponses(api), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(cmd.ErrOrStderr(), "rein serve: ", log.LstdFlags)}
+	// The one line that shows the token; from here on it is redacted like any key.
+	fmt.Fprintf(unredacted(cmd.OutOrStdout()), "rein serve: http://%s/#token=%s\n", bound, token)
+	secrets.Add("REIN_TOKEN", token)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	errc := make(chan error, 1)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/fsys"
+	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/spf13/cobra"
@@ -101,13 +103,18 @@ type sessionRow struct {
 	InFlight bool   `json:"in_flight"`
 	Parent   string `json:"parent,omitempty"`
 	Model    string `json:"model"`
-	Error    string `json:"error,omitempty"`
+	// Held names the process writing the session now, if one is.
+	Held  *fsys.Holder `json:"held,omitempty"`
+	Error string       `json:"error,omitempty"`
 }
 
 func listSessions(out io.Writer, entries []session.Entry, asJSON bool) error {
 	var rows []sessionRow
 	for _, e := range entries {
 		row := sessionRow{ID: e.ID, Record: e.Path, Updated: e.ModTime.Format(time.DateTime)}
+		if h, held, err := journal.Live(fsys.OS{}, e.Path); err == nil && held {
+			row.Held = &h
+		}
 		st, _, err := session.Replay(nil, e.Path)
 		if err != nil {
 			row.Error = err.Error()
@@ -154,6 +161,8 @@ func listSessions(out io.Writer, entries []session.Entry, asJSON bool) error {
 	for _, r := range rows {
 		state := "ready"
 		switch {
+		case r.Held != nil:
+			state = fmt.Sprintf("live (pid %d)", r.Held.PID)
 		case r.Error != "":
 			state = "refused"
 		case r.InFlight:
@@ -183,14 +192,18 @@ func newShowCmd() *cobra.Command {
 			if err != nil {
 				return exitf(exitFailed, "%v", err)
 			}
-			return show(cmd.OutOrStdout(), path, st, rep.Torn, asJSON)
+			var live *fsys.Holder
+			if h, held, err := journal.Live(fsys.OS{}, path); err == nil && held {
+				live = &h
+			}
+			return show(cmd.OutOrStdout(), path, st, rep.Torn, live, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {system, messages, survey} as JSON")
 	return cmd
 }
 
-func show(out io.Writer, path string, st *fold.State, torn int64, asJSON bool) error {
+func show(out io.Writer, path string, st *fold.State, torn int64, live *fsys.Holder, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -199,7 +212,10 @@ func show(out io.Writer, path string, st *fold.State, torn int64, asJSON bool) e
 	m := st.Meta()
 	fmt.Fprintf(out, "session %s  %s/%s  phase %s\n", m.Session, m.Provider, m.Model, st.Phase())
 	fmt.Fprintf(out, "record  %s\n", path)
-	if torn > 0 {
+	switch {
+	case live != nil:
+		fmt.Fprintf(out, "live    held by %s, which is writing it now\n", live)
+	case torn > 0:
 		fmt.Fprintf(out, "        (a torn tail of %d bytes follows the last complete line; a resume quarantines it)\n", torn)
 	}
 	if st.System() != "" {

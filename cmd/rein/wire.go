@@ -24,6 +24,9 @@ type providerFlags struct {
 	window    int64
 	simDelay  time.Duration
 	simScript string
+	// recorded: provider, model and base URL come from a resumed session's record, which comes
+	// before the config file and the environment.
+	recorded bool
 }
 
 func (f *providerFlags) register(fl interface {
@@ -41,11 +44,12 @@ func (f *providerFlags) register(fl interface {
 
 // wiring is a resolved provider: the loop's wire, and what the record says about it.
 type wiring struct {
-	name   string
-	model  string
-	window int64
-	wire   agent.Wire
-	close  func()
+	name    string
+	model   string
+	baseURL string // as given (empty: the provider's public endpoint)
+	window  int64
+	wire    agent.Wire
+	close   func()
 }
 
 type funcWire struct {
@@ -67,9 +71,10 @@ for a local OpenAI-compatible server), or try rein offline against its simulator
 
   rein run --provider sim "list the files here"`
 
-// resolveProvider turns flags and the environment into a wire. getenv is os.Getenv.
+// resolveProvider turns flags and the environment into a wire. getenv is environ.
 func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer) (*wiring, error) {
 	f = withSettings(f)
+	addURLSecrets("base URL", f.baseURL)
 	name := f.provider
 	if name == "" {
 		switch {
@@ -85,7 +90,7 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 			return nil, exitf(exitUsage, "%s", noProvider)
 		}
 	}
-	w := &wiring{name: name, model: f.model, close: func() {}}
+	w := &wiring{name: name, model: f.model, baseURL: f.baseURL, close: func() {}}
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true}}
 	switch name {
 	case "anthropic":

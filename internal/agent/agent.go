@@ -34,16 +34,20 @@ type Wire interface {
 
 // Config is what an Agent is built from. cmd/rein wires it.
 type Config struct {
-	Session   *session.Session
-	Wire      Wire
-	Provider  string // the provider's name, for events
-	Model     string
-	MaxTokens int
-	Thinking  int
-	System    string
-	Runner    *tool.Runner
+	Session  *session.Session
+	Wire     Wire
+	Provider string // the provider's name, for events
+	Model    string
+	// BaseURL and PermissionMode are recorded with the session's start and each resume, so a
+	// resume goes back to the same server under the same mode.
+	BaseURL        string
+	PermissionMode string
+	MaxTokens      int
+	Thinking       int
+	System         string
+	Runner         *tool.Runner
 	// Doors are tools that act on the session itself (context, transcript, agents); they are
-	// offered after the runner's tools and run by the loop, not the runner.
+	// offered after the runner's tools, judged by the runner's policy and run by the loop.
 	Doors    []Door
 	Retry    provider.Policy
 	MaxTurns int   // per exchange; default 200
@@ -68,6 +72,8 @@ type Agent struct {
 	mu       sync.Mutex
 	pending  []Steer // steering waiting for the next turn boundary
 	reminded bool    // a soft-line reminder was given in this excursion
+	// toolBytes is the size of the tool definitions every request carries, measured once.
+	toolBytes int64
 	// preStarted is the call whose tool_started was committed with its assistant message.
 	preStarted string
 	// edited is the context as the running tool batch's evictions will leave it once its results
@@ -148,9 +154,11 @@ func (a *Agent) Settle(cwd, version string) error {
 	}
 	if st.Meta().Session == "" {
 		// The record is empty (a crash right after it was created): start it now.
-		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version})
+		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
+			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode})
 	}
-	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version})
+	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
+		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode})
 }
 
 // TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt
@@ -243,7 +251,7 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 			}
 			if errors.As(err, &pe) && pe.Class == provider.ContextLength && !retriedContext {
 				retriedContext = true
-				if ok, ferr := a.forceEvict(); ferr != nil {
+				if ok, ferr := a.forceEvict(pe); ferr != nil {
 					return fold.Aborted, ferr
 				} else if ok {
 					turns--
@@ -312,7 +320,7 @@ func (a *Agent) boundary() error {
 // request builds, validates and streams one request, with retries.
 func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) {
 	st := a.sess.State()
-	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(), MaxTokens: a.cfg.MaxTokens, Thinking: a.cfg.Thinking}
+	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(), MaxTokens: outputLimit(a.cfg.MaxTokens, a.window()), Thinking: a.cfg.Thinking}
 	body, err := a.cfg.Wire.Encode(req)
 	if err != nil {
 		return provider.Reply{}, fmt.Errorf("encode the request: %w", err)
@@ -377,7 +385,8 @@ func (a *Agent) publishStream(e provider.Event) {
 
 func (a *Agent) saveRequest(body []byte) string {
 	path := filepath.Join(filepath.Dir(a.sess.Path()), fmt.Sprintf("request-%d.json", a.cfg.Now().UnixMilli()))
-	if err := os.WriteFile(path, body, 0o600); err != nil {
+	// The request is built from the record, redacted already; this is the net under that.
+	if err := os.WriteFile(path, []byte(a.sess.Redact(string(body))), 0o600); err != nil {
 		return "(could not be saved: " + err.Error() + ")"
 	}
 	return path

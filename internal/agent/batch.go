@@ -66,6 +66,9 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 func (a *Agent) runOne(ctx context.Context, turn int64, c tool.Call) (tool.Result, []record.Payload) {
 	for _, d := range a.cfg.Doors {
 		if d.Spec().Name == c.Name {
+			if res, ok := a.judgeDoor(ctx, d, c); !ok {
+				return res, nil
+			}
 			return d.Run(ctx, a, turn, c)
 		}
 	}

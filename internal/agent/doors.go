@@ -17,6 +17,28 @@ import (
 // (DESIGN §9).
 func Doors() []Door { return []Door{contextDoor{}, transcriptDoor{}} }
 
+// judgeDoor puts a door's call through the runner's policy, as the runner puts its own tools':
+// a deny rule on context, transcript or agents refuses it, an ask rule asks. ok says it may run.
+// A door changes nothing outside rein (it reads or edits the session), so it is judged as
+// reading, with its op as the subject rules match: context(evict), transcript(grep),
+// agents(start). A door implementing tool.Accessor says otherwise for itself.
+func (a *Agent) judgeDoor(ctx context.Context, d Door, c tool.Call) (tool.Result, bool) {
+	if a.cfg.Runner == nil {
+		return tool.Result{}, true
+	}
+	var acc tool.Access
+	if x, ok := d.(tool.Accessor); ok {
+		acc = x.Access(c.Args)
+	} else {
+		var args struct {
+			Op string `json:"op"`
+		}
+		_ = json.Unmarshal(c.Args, &args)
+		acc = tool.Access{Effect: tool.EffectRead, Subjects: []string{args.Op}}
+	}
+	return a.cfg.Runner.Judge(ctx, c, acc)
+}
+
 func answer(v any) tool.Result {
 	b, _ := json.Marshal(v)
 	return tool.Result{Content: string(b), Outcome: record.OK}

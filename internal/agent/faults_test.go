@@ -349,9 +349,10 @@ func TestAuthError(t *testing.T) {
 	})
 }
 
-// TestContextLimit: a prompt-too-long error makes the harness evict on its own and retry, once
-// per request; a second failure in a row aborts cleanly, and the next prompt works. With no
-// window configured, the harness does not go on evicting at later boundaries.
+// TestContextLimit: a prompt-too-long error makes the harness learn the limit the provider
+// states, evict on its own and retry, once per request; from then on the session keeps to the
+// learned limit at its turn boundaries, so the provider does not refuse it again while its turns
+// fit. A newest turn over the limit alone aborts cleanly, and the next prompt works.
 func TestContextLimit(t *testing.T) {
 	big := func(n int) string { return "head -c " + itoa(n) + " /dev/zero | tr '\\0' x; echo" }
 	eachFormat(t, func(t *testing.T, f format) {
@@ -361,21 +362,21 @@ func TestContextLimit(t *testing.T) {
 				bashStep("Two.", big(6000)),
 				bashStep("Three.", big(6000)),
 				bashStep("Four.", big(6000)),
-				// refused here: over the limit; evicted and retried
+				// refused here: over the limit; the limit learned, evicted and retried
 				bashStep("Five.", big(6000)),
 				bashStep("Six.", big(6000)),
 				bashStep("Seven.", big(6000)),
-				// refused again, a few turns later: evicted and retried again
-				textStep("Fits after two evictions."),
+				// under the learned limit, the harness evicts before the provider would refuse
+				textStep("Fits after the evictions."),
 
 				bashStep("Small.", "echo small"),
 				bashStep("Small again.", "echo small"),
 				textStep("Small is fine."),
 
 				bashStep("Huge.", big(40000)),
-				// refused, evicted, refused again: aborted
+				// refused, nothing left to evict: aborted
 
-				// refused (the huge turn is in the context), evicted, retried
+				// the huge turn evicted at the boundary (no longer the newest), and it fits
 				textStep("Fits again."),
 			),
 			sim: func(o *sim.Options) { o.ContextLimit = 6000 },
@@ -384,16 +385,25 @@ func TestContextLimit(t *testing.T) {
 		expect(t, out, fold.Replied, false)
 		rs := h.records()
 		ev := all[*record.Evicted](rs)
-		if len(ev) != 2 || ev[0].By != record.ByHarness || ev[1].By != record.ByHarness {
-			t.Fatalf("evictions %+v, want two by the harness", ev)
+		if len(ev) < 2 {
+			t.Fatalf("evictions %+v, want the refusal's and the learned limit's", ev)
+		}
+		for _, e := range ev {
+			if e.By != record.ByHarness {
+				t.Errorf("eviction %+v, want by the harness", e)
+			}
 		}
 		pes := all[*record.ProviderError](rs)
-		if len(pes) != 2 || pes[0].Class != "context_length" || pes[1].Class != "context_length" {
-			t.Errorf("provider errors %+v, want two context_length", pes)
+		if len(pes) != 1 || pes[0].Class != "context_length" {
+			t.Errorf("provider errors %+v, want one context_length", pes)
 		}
-		for _, p := range all[*record.Pressure](rs) {
-			if p.Line != "context_length" {
-				t.Errorf("pressure %+v: with no window configured only the provider's refusal evicts", p)
+		ps := all[*record.Pressure](rs)
+		if len(ps) == 0 || ps[0].Line != "context_length" || ps[0].Limit != 6000 {
+			t.Fatalf("pressure %+v, want the refusal's first, teaching the limit of 6000", ps)
+		}
+		for _, p := range ps[1:] {
+			if p.Window != 6000 || p.Limit != 0 {
+				t.Errorf("pressure %+v, want the learned window of 6000", p)
 			}
 		}
 

@@ -1,38 +1,85 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
 )
 
-// reserve is the room kept for the reply and the tools: 15% of the window, at least 16,384 tokens.
-func reserve(window int64) int64 { return max(window*15/100, 16384) }
+// Context pressure (DESIGN §7.3), sized for windows from 4k to 1M tokens.
+//
+// The reply's output limit is the configured one but never more than a quarter of the window, so
+// a small local model's server (which counts the output limit against its context) is not asked
+// for more than it holds. The reserve is that output limit plus a twentieth of the window for
+// what an estimate from bytes misjudges. The measure counts the system prompt and the tool
+// definitions, which every request carries. A forced eviction keeps about half of what is left
+// for turns once the system prompt and the tools are paid for, so a steady session meets the hard
+// line rarely. A provider's prompt-too-long refusal teaches the session the real limit (recorded
+// on the pressure event, folded into Meta.Limit), which it keeps to from then on.
+
+// minOutput is the least output limit a request asks for, however small the window.
+const minOutput = 256
+
+// window is the context window the session keeps to: the configured one, or the smaller limit a
+// provider's refusal taught it.
+func (a *Agent) window() int64 {
+	var lim int64
+	a.sess.Read(func(st *fold.State) { lim = st.Meta().Limit })
+	if w := a.cfg.Window; lim <= 0 || w > 0 && w < lim {
+		return w
+	}
+	return lim
+}
+
+// outputLimit is a request's max_tokens under window w: the configured limit, at most a quarter
+// of the window (and never under minOutput).
+func outputLimit(maxTokens int, w int64) int {
+	if w > 0 && int64(maxTokens) > w/4 {
+		return max(int(w/4), minOutput)
+	}
+	return maxTokens
+}
+
+// reserve is the room kept under window w for the reply (the output limit w allows) and for the
+// estimate's error.
+func reserve(maxTokens int, w int64) int64 { return int64(outputLimit(maxTokens, w)) + w/20 }
+
+// toolTokens estimates what the tool definitions cost every request, in tokens.
+func (a *Agent) toolTokens() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.toolBytes == 0 {
+		b, _ := json.Marshal(a.specs())
+		a.toolBytes = int64(len(b))
+	}
+	return (a.toolBytes + 3) / 4
+}
 
 // used measures the context in tokens: the provider's count for the last request while no edit
-// has landed since, else an estimate from bytes.
+// has landed since, else an estimate from bytes of the system prompt, the context and the tools.
 //
 // It reads the state under the session's read lock: the host appends events (a rename, a
 // submission) from other goroutines while the loop runs.
 func (a *Agent) used() int64 {
 	var u int64
-	a.sess.Read(func(st *fold.State) { u = used(st) })
+	tools := a.toolTokens()
+	a.sess.Read(func(st *fold.State) {
+		u = st.Estimate() + tools
+		m := st.Meta()
+		if n := m.LastUsage.Input + m.LastUsage.CacheRead + m.LastUsage.CacheWrite; !m.UsageStale && n > u {
+			u = n
+		}
+	})
 	return u
 }
 
-func used(st *fold.State) int64 {
-	m := st.Meta()
-	if !m.UsageStale && m.LastUsage.Input+m.LastUsage.CacheRead+m.LastUsage.CacheWrite > 0 {
-		return max(m.LastUsage.Input+m.LastUsage.CacheRead+m.LastUsage.CacheWrite, st.Estimate())
-	}
-	return st.Estimate()
-}
-
 // weigh applies context pressure at a turn boundary (DESIGN §7.3): past the hard line the harness
-// evicts a prefix span on its own; past the soft line the model is reminded once per excursion.
+// evicts on its own; past the soft line the model is reminded once per excursion.
 func (a *Agent) weigh() error {
-	w := a.cfg.Window
+	w := a.window()
 	if w <= 0 {
 		return nil
 	}
@@ -40,17 +87,17 @@ func (a *Agent) weigh() error {
 	if st.Phase() == fold.AwaitingToolResults {
 		return nil
 	}
-	u, r := a.used(), reserve(w)
+	u, r := a.used(), reserve(a.cfg.MaxTokens, w)
 	switch {
 	case u+r > w:
-		if _, err := a.evictForPressure(u, "hard", a.keepBytes()); err != nil {
+		if _, err := a.evictForPressure(u, "hard", a.keepBytes(u, w), 0); err != nil {
 			return err
 		}
 	case u+2*r > w:
 		if a.reminded {
 			return nil
 		}
-		from, to, ok := st.PlanForcedEviction(a.keepBytes())
+		from, to, ok := st.PlanForcedEviction(a.keepBytes(u, w))
 		if !ok {
 			return nil
 		}
@@ -64,15 +111,38 @@ func (a *Agent) weigh() error {
 	return nil
 }
 
-// keepBytes is what a forced eviction keeps: about half the budget, in bytes.
-func (a *Agent) keepBytes() int64 { return (a.cfg.Window - reserve(a.cfg.Window)) / 2 * 4 }
+// keepBytes is what a forced eviction keeps of the context under window w, in bytes: about half
+// of the budget left for turns once the reply's reserve, the system prompt and the tools are paid
+// for. When the provider's count of the context (u) runs above the estimate from bytes — a
+// tokenizer that makes more tokens of the same bytes — the bytes kept shrink in proportion.
+func (a *Agent) keepBytes(u, w int64) int64 {
+	var system, estimate int64
+	a.sess.Read(func(st *fold.State) {
+		system = (st.Survey().SystemBytes + 3) / 4
+		estimate = st.Estimate()
+	})
+	tools := a.toolTokens()
+	keep := (w - reserve(a.cfg.MaxTokens, w) - system - tools) / 2
+	if keep <= 0 {
+		return 0
+	}
+	bytes := keep * 4
+	if est := estimate + tools; u > est && est > 0 {
+		bytes = bytes * est / u
+	}
+	return bytes
+}
 
-// evictForPressure makes the harness's eviction, keeping about keep bytes of the newest items.
-// It reports whether it evicted anything.
-func (a *Agent) evictForPressure(u int64, line string, keep int64) (bool, error) {
+// evictForPressure makes the harness's eviction, keeping about keep bytes of the context; limit,
+// when positive, is the real context limit a provider's refusal stated, recorded with it. It
+// reports whether it evicted anything.
+func (a *Agent) evictForPressure(u int64, line string, keep, limit int64) (bool, error) {
 	st := a.sess.State()
 	from, to, ok := st.PlanForcedEviction(keep)
 	if !ok {
+		if limit > 0 {
+			return false, a.sess.Append(&record.Pressure{Line: line, Used: u, Window: a.window(), Limit: limit})
+		}
 		return false, nil
 	}
 	first, _ := st.Turn(from)
@@ -83,18 +153,29 @@ func (a *Agent) evictForPressure(u int64, line string, keep int64) (bool, error)
 	if len(note) > fold.NoteMax {
 		note = "evicted by rein to stay within the context window"
 	}
-	err := a.sess.Append(&record.Pressure{Line: line, Used: u, Window: a.cfg.Window}, &record.Evicted{From: from, To: to, Note: note, By: record.ByHarness})
+	err := a.sess.Append(&record.Pressure{Line: line, Used: u, Window: a.window(), Limit: limit}, &record.Evicted{From: from, To: to, Note: note, By: record.ByHarness})
 	return err == nil, err
 }
 
-// forceEvict is the harness's eviction after a provider's prompt-too-long error. The provider has
-// just said the context does not fit, whatever the configured window says, so it keeps at most
-// half of what was sent (and, with a known window, at most half the budget).
-func (a *Agent) forceEvict() (bool, error) {
-	u := a.used()
-	keep := u * 4 / 2
-	if a.cfg.Window > 0 {
-		keep = min(keep, a.keepBytes())
+// forceEvict is the harness's eviction after a provider's prompt-too-long refusal. The provider
+// has just said the context does not fit, whatever the configured window says: rein learns the
+// limit the refusal states (or, stating none, takes nine tenths of what it sent as the limit),
+// keeps to it from then on, and evicts to about half of the budget under it — and to at most half
+// of what was sent.
+func (a *Agent) forceEvict(pe *provider.Error) (bool, error) {
+	u, w := a.used(), a.window()
+	limit := provider.StatedLimit(pe.Message)
+	if limit <= 0 {
+		limit = u * 9 / 10
 	}
-	return a.evictForPressure(u, "context_length", keep)
+	if w > 0 && limit >= w {
+		limit = 0 // it teaches nothing the session did not keep to already
+	} else {
+		w = limit
+	}
+	keep := u * 4 / 2
+	if w > 0 {
+		keep = min(keep, a.keepBytes(u, w))
+	}
+	return a.evictForPressure(u, "context_length", keep, limit)
 }

@@ -40,7 +40,7 @@ var reminderSpan = regexp.MustCompile(`rein will evict turns (\d+)(?:–|\\u2013
 // takes the reminder's span first pre-empts the harness.
 func TestContextPressure(t *testing.T) {
 	const window, turns = 40_000, 300
-	reserve := int64(max(window*15/100, 16384))
+	reserve := int64(1024 + window/20) // the harness's output limit, and a twentieth for the estimate
 	eachFormat(t, func(t *testing.T, f format) {
 		orig := append(emitSteps(turns), textStep("All emitted."))
 		h := newHarness(t, f, setup{

@@ -1,12 +1,18 @@
 package fold
 
+import "github.com/reinhq/rein/internal/record"
+
 // PlanForcedEviction plans the harness's own eviction under context pressure (DESIGN §7.3): one
-// prefix span of the frontier, found by walking back from the newest-but-one item and keeping as
-// many recent items as fit in keep bytes. It never names the newest item, so the work in hand
-// stays; ok is false when there is nothing older to cut.
+// span of the frontier that leaves about keep bytes of it. The exchange in hand — the newest
+// prompt and every item after it — stays: the span is a prefix of what came before that prompt,
+// keeping as many of its newest items as fit beside the exchange. Only when nothing before the
+// prompt is left to cut (a single exchange outgrew the window) does the span fall inside the
+// exchange, after its prompt, keeping the newest items there. It never names the newest item, so
+// the work in hand stays; ok is false when there is nothing to cut.
 func (s *State) PlanForcedEviction(keep int64) (from, to int64, ok bool) {
 	items := s.Frontier()
-	if len(items) < 2 {
+	n := len(items)
+	if n < 2 {
 		return 0, 0, false
 	}
 	size := func(it Item) int64 {
@@ -15,8 +21,42 @@ func (s *State) PlanForcedEviction(keep int64) (from, to int64, ok bool) {
 		}
 		return s.turns[it.Turn].Bytes
 	}
-	kept := size(items[len(items)-1])
-	cut := len(items) - 2 // the newest item that would be evicted
+	// hand is the item of the prompt that opened the exchange in hand.
+	hand := n - 1
+	for i := n - 1; i >= 0; i-- {
+		if it := items[i]; it.Residue < 0 && s.turns[it.Turn].Role == record.User && s.turns[it.Turn].Kind == Own {
+			hand = i
+			break
+		}
+	}
+	var kept int64
+	for _, it := range items[hand:] {
+		kept += size(it)
+	}
+	if from, to, ok := s.prefixSpan(items[:hand], size, kept, keep); ok {
+		return from, to, true
+	}
+	// Nothing before the exchange is worth cutting: cut inside it, after its prompt.
+	inner := items[hand+1:]
+	if len(inner) < 2 {
+		return 0, 0, false
+	}
+	kept = size(items[hand]) + size(inner[len(inner)-1])
+	cut := len(inner) - 2
+	for cut >= 0 && kept+size(inner[cut]) <= keep {
+		kept += size(inner[cut])
+		cut--
+	}
+	if cut < 0 || (cut == 0 && inner[0].Residue >= 0) {
+		return 0, 0, false
+	}
+	return s.checkUnclosed(inner[0].From, inner[cut].To)
+}
+
+// prefixSpan plans a prefix of items to cut, keeping the newest of them that fit in keep beside
+// kept bytes already kept.
+func (s *State) prefixSpan(items []Item, size func(Item) int64, kept, keep int64) (from, to int64, ok bool) {
+	cut := len(items) - 1 // the newest item that would be evicted
 	for cut >= 0 && kept+size(items[cut]) <= keep {
 		kept += size(items[cut])
 		cut--
@@ -25,7 +65,10 @@ func (s *State) PlanForcedEviction(keep int64) (from, to int64, ok bool) {
 	if cut < 0 || (cut == 0 && items[0].Residue >= 0) {
 		return 0, 0, false
 	}
-	from, to = items[0].From, items[cut].To
+	return s.checkUnclosed(items[0].From, items[cut].To)
+}
+
+func (s *State) checkUnclosed(from, to int64) (int64, int64, bool) {
 	if u := s.Unclosed(); u != 0 && from <= u && u <= to {
 		return 0, 0, false
 	}

@@ -27,7 +27,7 @@ type agent struct {
 
 func (a *agent) step() {
 	l, s := a.l, a.l.s
-	op := rapid.IntRange(0, 12).Draw(a.t, "op")
+	op := rapid.IntRange(0, 13).Draw(a.t, "op")
 	switch op {
 	case 0: // a prompt, or an attempt at one while results are owed
 		ready := s.IsReady()
@@ -133,6 +133,31 @@ func (a *agent) step() {
 		a.quiesce(Crashed)
 	case 12:
 		_ = l.try(&record.System{Text: "system " + fmt.Sprint(s.Seq())})
+	case 13: // the harness's own eviction under pressure
+		if s.Phase() == AwaitingToolResults {
+			return
+		}
+		items := s.Frontier()
+		from, to, ok := s.PlanForcedEviction(rapid.Int64Range(0, 4000).Draw(a.t, "keep"))
+		if !ok {
+			return
+		}
+		if _, err := s.CheckEviction(from, to, "pressure"); err != nil {
+			a.t.Fatalf("the forced eviction %d–%d is one the fold refuses: %v", from, to, err)
+		}
+		// The prompt that opened the exchange in hand, and the newest item, always stay.
+		if last := items[len(items)-1]; from <= last.To && last.From <= to {
+			a.t.Fatalf("the forced eviction %d–%d covers the newest item %d–%d", from, to, last.From, last.To)
+		}
+		for i := len(items) - 1; i >= 0; i-- {
+			if it := items[i]; it.Residue < 0 && s.turns[it.Turn].Role == record.User && s.turns[it.Turn].Kind == Own {
+				if from <= it.From && it.To <= to {
+					a.t.Fatalf("the forced eviction %d–%d covers turn %d, the prompt of the exchange in hand", from, to, it.From)
+				}
+				break
+			}
+		}
+		l.add(&record.Evicted{From: from, To: to, Note: "pressure", By: record.ByHarness})
 	}
 }
 

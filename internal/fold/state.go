@@ -160,6 +160,13 @@ type Meta struct {
 	// Chosen: a model_changed event chose Provider and Model (a person switched models), so a
 	// session reopened keeps them rather than its host's defaults.
 	Chosen bool
+	// BaseURL and PermissionMode are the settings the session last ran under (session_started,
+	// then each session_resumed).
+	BaseURL        string
+	PermissionMode string
+	// Limit is the smallest context limit a provider's refusal taught this session (a pressure
+	// event's limit), in tokens, or 0. A model change forgets it: it was that model's.
+	Limit int64
 }
 
 // Submission is the folded lifecycle of one host submission (DESIGN §12.2).
@@ -481,10 +488,17 @@ func (s *State) applyEvent(r record.Record) {
 		s.meta.Session, s.meta.Provider, s.meta.Model = b.Session, b.Provider, b.Model
 		s.meta.ContextWindow, s.meta.Cwd = b.ContextWindow, b.Cwd
 		s.meta.Title, s.meta.Op, s.meta.Created, s.meta.Parent = b.Title, b.Op, r.Time, b.Parent
+		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
+		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
 		s.meta.Resumes++
+	case *record.Pressure:
+		if b.Limit > 0 && (s.meta.Limit == 0 || b.Limit < s.meta.Limit) {
+			s.meta.Limit = b.Limit
+		}
 	case *record.ModelChanged:
+		s.meta.Limit = 0
 		s.meta.Provider, s.meta.Model, s.meta.Chosen = b.Provider, b.Model, true
 		if b.ContextWindow > 0 {
 			s.meta.ContextWindow = b.ContextWindow

@@ -6,7 +6,7 @@ import (
 )
 
 // Crash simulates a power cut and the reboot after it. Every handle open before it is dead
-// (ErrCrashed). Then, drawing every choice from rng so that a seed replays the same crash:
+// (ErrCrashed) and every lock is released. Then, drawing every choice from rng so that a seed replays the same crash:
 //
 //   - each directory keeps its synced entries plus a random prefix of the creations, renames and
 //     removals made in it since, so an entry whose parent was never synced may vanish, with all
@@ -21,6 +21,7 @@ func (m *Mem) Crash(rng *rand.Rand) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gen++
+	clear(m.locks) // the processes that held them are gone
 	seen := map[*node]bool{}
 	m.root.crash(rng, seen)
 }

@@ -10,6 +10,10 @@
 //
 // Durability is explicit and follows POSIX: a write is durable once its file is synced; a file's
 // directory entry (creation, rename, removal) is durable once its parent directory is synced.
+//
+// Locks (lock.go) keep one writer per file across processes: an exclusive lock on a lock file,
+// released by the kernel when its holder dies, with the holder's name written inside for whoever
+// is refused.
 package fsys
 
 import (
@@ -42,6 +46,15 @@ type FS interface {
 	// SyncDir makes the entries of a directory durable: files created in, renamed into or
 	// removed from it since its last sync.
 	SyncDir(dir string) error
+	// Lock takes the exclusive lock of the lock file name, creating the file if it is missing,
+	// without waiting, and writes this holder into it. It fails with a *LockedError (matching
+	// ErrLocked) naming the holder if the lock is held: by another process or by another Lock in
+	// this one. The lock lasts until Unlock, or until the process dies.
+	Lock(name string) (Lock, error)
+	// Probe reports whether the lock of the lock file name is held, and by whom, without
+	// blocking a holder: it never takes the lock in a way a Lock could be refused by for longer
+	// than the probe itself. A missing file is not held.
+	Probe(name string) (Holder, bool, error)
 }
 
 // File is an open file. Writes always append.

@@ -3,9 +3,13 @@ package fsys
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -173,6 +177,53 @@ var conformance = []struct {
 			t.Errorf("%s is not a directory", dir)
 		}
 	}},
+	{"one lock at a time, naming its holder", func(t *testing.T, fsys FS, root string) {
+		name := filepath.Join(root, "record.lock")
+		if h, held, err := fsys.Probe(name); held || err != nil || h.Known() {
+			t.Errorf("Probe of a missing lock file = %v, %v, %v; want not held", h, held, err)
+		}
+		if _, err := fsys.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Probe created the lock file (%v)", err)
+		}
+		l := must(fsys.Lock(name))
+		// A second Lock is refused, even from this process: a lock belongs to the call.
+		_, err := fsys.Lock(name)
+		var le *LockedError
+		if !errors.Is(err, ErrLocked) || !errors.As(err, &le) {
+			t.Fatalf("second Lock = %v; want a *LockedError", err)
+		}
+		if le.Holder.PID != os.Getpid() || !strings.Contains(le.Holder.Command, filepath.Base(os.Args[0])) || le.Holder.Since.IsZero() {
+			t.Errorf("the refusal names %+v; want pid %d, this command, a time", le.Holder, os.Getpid())
+		}
+		if !strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+			t.Errorf("the refusal says %q; it does not name the pid", err)
+		}
+		if h, held, err := fsys.Probe(name); !held || err != nil || h.PID != os.Getpid() {
+			t.Errorf("Probe of a held lock = %+v, %v, %v; want held by this process", h, held, err)
+		}
+		// Probing does not take the lock from its holder, nor keep it once done.
+		if _, err := fsys.Lock(name); !errors.Is(err, ErrLocked) {
+			t.Errorf("Lock after a Probe = %v; want ErrLocked", err)
+		}
+		ok(l.Unlock())
+		ok(l.Unlock()) // a second Unlock does nothing
+		wantContent(t, fsys, name, "")
+		if h, held, err := fsys.Probe(name); held || err != nil {
+			t.Errorf("Probe after Unlock = %v, %v, %v; want not held", h, held, err)
+		}
+		l2 := must(fsys.Lock(name))
+		defer l2.Unlock()
+		// An Unlock of a lock already released must not release the next holder's.
+		ok(l.Unlock())
+		if _, err := fsys.Lock(name); !errors.Is(err, ErrLocked) {
+			t.Errorf("Lock while the second holder holds = %v; want ErrLocked", err)
+		}
+	}},
+	{"lock in a missing directory", func(t *testing.T, fsys FS, root string) {
+		if _, err := fsys.Lock(filepath.Join(root, "nope", "record.lock")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Lock in a missing directory = %v; want fs.ErrNotExist", err)
+		}
+	}},
 	{"rename replaces", func(t *testing.T, fsys FS, root string) {
 		a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
 		f := must(fsys.Create(a))
@@ -228,5 +279,25 @@ func wantContent(t *testing.T, fsys FS, name, want string) {
 func ok(err error) {
 	if err != nil {
 		panic(err) // only in tests, where a failed setup step is a bug in the test
+	}
+}
+
+// TestOSDoesNotBelieveADeadHolder: a lock file naming a process that is gone (left by a holder
+// that crashed) while someone holds the lock without having written (a reader probing it) names
+// nobody, so a refusal never sends a person after a dead pid.
+func TestOSDoesNotBelieveADeadHolder(t *testing.T) {
+	dead := exec.Command("true")
+	ok(dead.Run())
+	name := filepath.Join(t.TempDir(), "record.lock")
+	l := must(OS{}.Lock(name))
+	defer l.Unlock()
+	ok(os.WriteFile(name, encodeHolder(Holder{PID: dead.Process.Pid, Command: "crashed"}), 0o600))
+	_, err := OS{}.Lock(name)
+	var le *LockedError
+	if !errors.As(err, &le) || le.Holder.Known() {
+		t.Fatalf("Lock = %v; want a refusal naming nobody", err)
+	}
+	if !strings.Contains(err.Error(), "has not said who it is") {
+		t.Errorf("the refusal says %q", err)
 	}
 }

@@ -17,6 +17,9 @@ import (
 // as last synced and the changes since. Crash throws away a random part of what was not synced
 // (see Crash), and FailSync and FailWrite inject the errors a disk can return.
 //
+// Its locks behave as flock does: each Lock is its own holder, refused while another holds the
+// file, and a Crash releases them all, as the death of their processes would.
+//
 // Names are slash-separated and rooted at "/"; a relative name is taken from the root. Mem is safe
 // for concurrent use. Rename within one directory is atomic across a crash; Rename across
 // directories is refused, since nothing in rein needs it and it cannot be modelled simply.
@@ -26,6 +29,8 @@ type Mem struct {
 	gen         uint64 // bumped by Crash; handles from an older generation are dead
 	syncFaults  map[string]error
 	writeFaults map[string]writeFault
+	locks       map[string]*memLock // held locks, by clean path
+	holder      Holder              // who this Mem's locks say holds them; zero: this process
 }
 
 type writeFault struct {
@@ -71,6 +76,7 @@ func NewMem() *Mem {
 		root:        newDir(),
 		syncFaults:  map[string]error{},
 		writeFaults: map[string]writeFault{},
+		locks:       map[string]*memLock{},
 	}
 }
 
@@ -487,3 +493,88 @@ func (i memInfo) Mode() fs.FileMode  { return i.mode }
 func (i memInfo) ModTime() time.Time { return i.mtime }
 func (i memInfo) IsDir() bool        { return i.mode.IsDir() }
 func (i memInfo) Sys() any           { return nil }
+
+// SetHolder sets who the locks taken from now on say holds them, as if another process took them;
+// the zero Holder (the default) names this process.
+func (m *Mem) SetHolder(h Holder) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.holder = h
+}
+
+// memLock is a held Mem lock.
+type memLock struct {
+	m    *Mem
+	name string
+	n    *node
+}
+
+// Lock takes the lock of the file name, creating it if it is missing, and writes the holder into
+// it, unsynced, as OS does.
+func (m *Mem) Lock(name string) (Lock, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := clean(name)
+	d, base, err := m.parent("open", p)
+	if err != nil {
+		return nil, err
+	}
+	n, ok := d.entries[base]
+	switch {
+	case ok && n.dir:
+		return nil, pathErr("open", p, syscall.EISDIR)
+	case !ok:
+		n = &node{mtime: time.Now()}
+		d.set(base, n)
+	}
+	if _, held := m.locks[p]; held {
+		return nil, &LockedError{Path: p, Holder: decodeHolder(n.data)}
+	}
+	h := m.holder
+	if !h.Known() {
+		h = self(time.Now())
+	}
+	n.replace(encodeHolder(h))
+	l := &memLock{m: m, name: p, n: n}
+	m.locks[p] = l
+	return l, nil
+}
+
+// Probe reports whether the lock of the file name is held, and by whom.
+func (m *Mem) Probe(name string) (Holder, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := clean(name)
+	n, err := m.lookup("open", p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Holder{}, false, nil
+	}
+	if err != nil {
+		return Holder{}, false, err
+	}
+	if _, held := m.locks[p]; !held {
+		return Holder{}, false, nil
+	}
+	return decodeHolder(n.data), true, nil
+}
+
+// Unlock empties the lock file and releases the lock, unless a Crash released it already.
+func (l *memLock) Unlock() error {
+	l.m.mu.Lock()
+	defer l.m.mu.Unlock()
+	if l.m.locks[l.name] == l {
+		delete(l.m.locks, l.name)
+		l.n.replace(nil)
+	}
+	return nil
+}
+
+// replace truncates a file and writes b, unsynced.
+func (n *node) replace(b []byte) {
+	n.data = append(resize(n.data, 0), b...)
+	n.fileOps = append(n.fileOps, fileOp{truncate: 0})
+	if len(b) > 0 {
+		n.fileOps = append(n.fileOps, fileOp{write: n.data[:len(b):len(b)]})
+	}
+	n.mtime = time.Now()
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -222,6 +223,28 @@ func TestHandlesDieInACrash(t *testing.T) {
 	if _, err := f.Write([]byte("x")); !errors.Is(err, ErrCrashed) {
 		t.Errorf("Write through a handle from before the crash = %v; want ErrCrashed", err)
 	}
+}
+
+// TestLocksDieInACrash: the processes that held locks are gone after a crash, and so are their
+// locks; an Unlock from before it does not release a lock taken after it.
+func TestLocksDieInACrash(t *testing.T) {
+	m := NewMem()
+	m.SetHolder(Holder{PID: 7, Command: "first"})
+	old := must(m.Lock("/record.lock"))
+	m.SetHolder(Holder{PID: 8, Command: "second"})
+	if _, err := m.Lock("/record.lock"); err == nil || !strings.Contains(err.Error(), "pid 7 (first)") {
+		t.Fatalf("Lock while pid 7 holds = %v; want a refusal naming it", err)
+	}
+	m.Crash(seeded(1))
+	if _, held, _ := m.Probe("/record.lock"); held {
+		t.Error("a lock survived the crash")
+	}
+	l := must(m.Lock("/record.lock"))
+	ok(old.Unlock())
+	if h, held, _ := m.Probe("/record.lock"); !held || h.PID != 8 {
+		t.Errorf("after a stale Unlock, Probe = %+v, %v; want held by pid 8", h, held)
+	}
+	ok(l.Unlock())
 }
 
 func TestFailSyncFailsOnceAndMakesNothingDurable(t *testing.T) {

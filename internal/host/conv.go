@@ -13,6 +13,8 @@ import (
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/fsys"
+	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 )
@@ -38,6 +40,10 @@ type Conv struct {
 	// waits are the tool calls waiting for the person's approval, by call id: each channel takes
 	// the answer (approve.go).
 	waits map[string]chan bool
+	// held is the other process that held the conversation's record when this host last tried to
+	// open it (a rein run, another host), or nil: the host lists it as held and refuses what needs
+	// its session until that process lets go.
+	held *fsys.Holder
 }
 
 // exchange is the running exchange of a conversation.
@@ -77,6 +83,11 @@ func (c *Conv) openLocked() error {
 		return errHostClosed
 	}
 	sess, _, err := session.Open(c.path, c.h.cfg.Session)
+	var he *journal.HeldError
+	if errors.As(err, &he) {
+		c.held = &he.Holder
+		return heldError(c.id, he.Holder)
+	}
 	if err != nil {
 		return fmt.Errorf("open conversation %s: %w", c.id, err)
 	}
@@ -85,8 +96,51 @@ func (c *Conv) openLocked() error {
 		sess.Close()
 		return fmt.Errorf("open conversation %s: %w", c.id, err)
 	}
-	c.sess, c.ag = sess, ag
+	c.sess, c.ag, c.held = sess, ag, nil
+	// A conversation this host let rest is settled. One that is not was written since by another
+	// process (a rein run, another host) that died or was killed mid-exchange: settle it now, as a
+	// restart would, before anything is taken up.
+	var unsettled bool
+	sess.Read(func(st *fold.State) {
+		unsettled = st.InFlight() || !st.IsReady()
+		for _, sub := range st.Submissions() {
+			unsettled = unsettled || sub.State == Delivered
+		}
+	})
+	if unsettled {
+		if err := c.reconcileLocked(); err != nil {
+			return errors.Join(fmt.Errorf("open conversation %s: %w", c.id, err), c.closeLocked())
+		}
+	}
 	return nil
+}
+
+// heldError is the refusal of a request that needs the session of a conversation another process
+// holds.
+func heldError(id string, h fsys.Holder) error {
+	return errf("held", "conversation %s is held by %s: another rein process is writing it, and a session has one writer at a time. "+
+		"If that is a rein serve, talk to the conversation there (rein chat --connect <its URL>); if it is a rein run, resume or chat, wait for it to finish or stop it", id, h)
+}
+
+// probeHeldLocked asks again whether the process that held the resting conversation still does,
+// without taking the lock from anyone; once it has let go, the conversation's row is read anew
+// from what it wrote. Called with c.mu held.
+func (c *Conv) probeHeldLocked() {
+	if c.held == nil || c.sess != nil {
+		return
+	}
+	h, held, err := journal.Live(c.h.fs(), c.path)
+	switch {
+	case err != nil:
+		return
+	case held:
+		c.held = &h
+		return
+	}
+	c.held = nil
+	if err := c.indexLocked(); err != nil {
+		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
+	}
 }
 
 // idleLocked reports whether the conversation could rest now: its session is open and nothing
@@ -142,6 +196,10 @@ func (c *Conv) recover() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.openLocked(); err != nil {
+		if c.held != nil {
+			// Another process is writing it: list it as held, from what its record says now.
+			return c.indexLocked()
+		}
 		return err
 	}
 	err := c.reconcileLocked()
@@ -227,16 +285,24 @@ func (c *Conv) View() (View, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sess == nil {
+		c.probeHeldLocked()
 		r, ok, err := c.h.ix.get(c.id)
 		if err != nil {
 			return View{}, err
 		}
 		if ok {
-			return r.view(), nil
+			return c.restingLocked(r), nil
 		}
-		// No row: read the record and index it.
+		// No row: read the record and index it (read-only if another process holds it).
 		if err := c.openLocked(); err != nil {
-			return View{}, err
+			if c.held == nil {
+				return View{}, err
+			}
+			if err := c.indexLocked(); err != nil {
+				return View{}, err
+			}
+			r, _, err := c.h.ix.get(c.id)
+			return c.restingLocked(r), err
 		}
 		defer c.restLocked()
 		if err := c.indexLocked(); err != nil {
@@ -251,9 +317,26 @@ func (c *Conv) viewOr(r Row) View {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sess == nil {
-		return r.view()
+		if c.held != nil {
+			c.probeHeldLocked()
+			if fresh, ok, err := c.h.ix.get(c.id); err == nil && ok {
+				r = fresh // indexed anew if the holder let go
+			}
+		}
+		return c.restingLocked(r)
 	}
 	return c.liveLocked()
+}
+
+// restingLocked is the view of a resting conversation from its row, saying who holds it if
+// another process does.
+func (c *Conv) restingLocked(r Row) View {
+	v := r.view()
+	if c.held != nil {
+		h := *c.held
+		v.Held = &h
+	}
+	return v
 }
 
 func (c *Conv) liveLocked() View {

@@ -1,10 +1,12 @@
 package host
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/session"
 )
 
 // A person's context edits: evict with a note, rewind, clear, and fork. They are refused while the
@@ -82,15 +84,20 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 	if c, ok, err := h.byOp(op); err != nil || ok {
 		return c, ok, err
 	}
+	// A fork only reads its parent: the open session if the parent has one, else its record read
+	// read-only, which takes no lock (the parent may be resting, or held by another process).
 	parent.mu.Lock()
-	if err := parent.openLocked(); err != nil {
-		parent.mu.Unlock()
-		return nil, false, err
+	ps := parent.sess
+	if ps == nil {
+		var err error
+		if ps, _, err = session.Load(parent.path, h.cfg.Session); err != nil {
+			parent.mu.Unlock()
+			return nil, false, fmt.Errorf("fork conversation %s: %w", parent.id, err)
+		}
 	}
-	inh, err := parent.sess.Inheritance(at)
+	inh, err := ps.Inheritance(at)
 	var title string
-	parent.sess.Read(func(st *fold.State) { title = st.Meta().Title })
-	parent.restLocked()
+	ps.Read(func(st *fold.State) { title = st.Meta().Title })
 	parent.mu.Unlock()
 	if err != nil {
 		return nil, false, errf("bad_request", "cannot fork: %v", err)

@@ -103,7 +103,9 @@ func errf(code, format string, args ...any) error {
 // matches its record (same size, not working) is listed from the row without being replayed; any
 // other is replayed, settled if a crash left it in flight, and its accepted-but-undelivered
 // submissions are rejected as "host restarted" so a client can offer Retry; nothing is delivered
-// twice. A missing or damaged index is rebuilt from the records.
+// twice. A conversation another process holds (a rein run, another host on the same state) is
+// listed as held (View.Held), read-only, and left alone. A missing or damaged index is rebuilt
+// from the records.
 func Open(cfg Config) (*Host, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -151,6 +153,10 @@ func (h *Host) load() error {
 		delete(byID, e.ID)
 		if ok && !r.Working && r.Path == e.Path && fileSize(e.Path) == r.Size {
 			c.op, c.opTitle, c.known = r.Op, r.OpTitle, true
+			// Another process (another host) may hold it open without having written since.
+			if holder, held, err := journal.Live(h.fs(), e.Path); err == nil && held {
+				c.held = &holder
+			}
 			h.convs[e.ID] = c
 			continue
 		}
@@ -210,7 +216,7 @@ func (h *Host) Create(op, title string) (*Conv, bool, error) {
 	if err != nil || !ok {
 		return h.make(op, title, "")
 	}
-	if c.opTitle != title {
+	if c.opTitle != title && c.opTitle != h.redact(title) {
 		return nil, false, errf("op_conflict", "operation %s already created conversation %s with a different title", op, c.id)
 	}
 	return c, true, nil
@@ -226,6 +232,15 @@ func (h *Host) byOp(op string) (*Conv, bool, error) {
 	defer h.mu.Unlock()
 	c := h.convs[r.ID]
 	return c, c != nil, nil
+}
+
+// redact passes text through the sessions' redactor: a title sent again is compared with the one
+// recorded.
+func (h *Host) redact(text string) string {
+	if h.cfg.Session.Redact == nil {
+		return text
+	}
+	return h.cfg.Session.Redact.Redact(text)
 }
 
 // make creates a conversation under operation op: a new session whose first records are
@@ -254,7 +269,8 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 			return nil, false, err
 		}
 	}
-	c := &Conv{h: h, id: id, path: sess.Path(), op: op, opTitle: title, known: true}
+	// The operation's title is kept as the record holds it (redacted), as origin reads it back.
+	c := &Conv{h: h, id: id, path: sess.Path(), op: op, opTitle: sess.State().Meta().Title, known: true}
 	ag, err := c.newAgent(sess)
 	if err != nil {
 		sess.Close()
@@ -401,6 +417,14 @@ func (h *Host) Stats() Stats {
 }
 
 var errHostClosed = errf("host_closed", "the host is shutting down")
+
+// fs is the filesystem the host's sessions live on.
+func (h *Host) fs() fsys.FS {
+	if h.cfg.Session.FS == nil {
+		return fsys.OS{}
+	}
+	return h.cfg.Session.FS
+}
 
 // fileSize is the size of a record file, or -1 if it cannot be read.
 func fileSize(path string) int64 {

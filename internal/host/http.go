@@ -143,7 +143,7 @@ func writeError(w http.ResponseWriter, err error) {
 	case errors.As(err, &mbe):
 		writeErr(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the request body is over %d bytes", MaxBody))
 	case errors.As(err, &he):
-		status := map[string]int{"not_found": 404, "op_conflict": 409, "bad_request": 400, "closed": 409, "busy": 409}[he.Code]
+		status := map[string]int{"not_found": 404, "op_conflict": 409, "bad_request": 400, "closed": 409, "busy": 409, "held": 409}[he.Code]
 		if status == 0 {
 			status = 400
 		}

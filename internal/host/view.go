@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -80,6 +81,10 @@ type View struct {
 	Updated string `json:"updated"`
 	Closed  bool   `json:"closed"`
 	State   State  `json:"state"`
+	// Held names the other process (a rein run, another host) that holds the conversation's
+	// record, when one does: its state is what the record said when the host last read it, and
+	// what needs the session is refused with the code "held" until that process lets go.
+	Held *fsys.Holder `json:"held,omitempty"`
 
 	created, updated int64 // unix ms, for ordering and the index
 }

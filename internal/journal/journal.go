@@ -30,6 +30,20 @@
 // the tail in the .torn file; at worst a tail is quarantined twice, never lost. Inspect does
 // everything Open does except write.
 //
+// # One writer
+//
+// A record has one writer at a time, across processes. The writer holds an exclusive lock on the
+// lock file beside the record, record.lock (fsys.FS.Lock: flock(2) on a real filesystem), from
+// before Create or Open reads or writes anything until Writer.Close, and writes its pid, command
+// line and the time it took the lock into that file. The kernel releases the lock when its
+// process dies, so a crash never leaves a record locked. Every other would-be writer — Create,
+// Open, Cut — is refused with a *HeldError naming the holder, and reads and writes nothing: a
+// second writer would append lines with sequence numbers the first is also using, and the
+// quarantine of a "torn tail" that is really a line being written would take it from its writer.
+// Readers (Inspect, ReadPointer) take no lock; Live asks whether a record is held without
+// disturbing its writer. The lock belongs to the Writer, not the process: two Writers of one record
+// in the same process are refused the same way.
+//
 // # Durability
 //
 // What this package promises, and asks of the filesystem (see package fsys):
@@ -51,6 +65,7 @@ package journal
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"path/filepath"
 
 	"github.com/reinhq/rein/internal/fsys"
@@ -108,38 +123,52 @@ func refuse(path string, line int64, err error) error {
 }
 
 // Create creates a session directory (and any missing parents) with an empty record file in it,
-// syncing each new directory entry, and returns a Writer at its start. It fails if the record
-// exists: a session is never created over another.
+// syncing each new directory entry, and returns a Writer at its start, holding the record's lock.
+// It fails if the record exists: a session is never created over another.
 func Create(fs fsys.FS, dir string) (*Writer, error) {
 	if err := fsys.MkdirAllSync(fs, dir); err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
+	// A session that exists is refused as one, whether or not its writer is at work.
+	if _, err := fs.Stat(path); err == nil {
+		return nil, fmt.Errorf("create record: %w", &iofs.PathError{Op: "create", Path: path, Err: iofs.ErrExist})
+	}
+	l, err := lock(fs, path)
+	if err != nil {
+		return nil, err
+	}
 	f, err := fs.Create(path)
 	if err != nil {
-		return nil, fmt.Errorf("create record: %w", err)
+		return nil, errors.Join(fmt.Errorf("create record: %w", err), l.Unlock())
 	}
 	if err := f.Sync(); err != nil {
-		return nil, errors.Join(fmt.Errorf("create record: %w", err), f.Close())
+		return nil, errors.Join(fmt.Errorf("create record: %w", err), f.Close(), l.Unlock())
 	}
 	if err := fs.SyncDir(dir); err != nil {
-		return nil, errors.Join(fmt.Errorf("create record %s: %w", path, err), f.Close())
+		return nil, errors.Join(fmt.Errorf("create record %s: %w", path, err), f.Close(), l.Unlock())
 	}
-	return &Writer{f: f, path: path}, nil
+	return &Writer{f: f, lock: l, path: path}, nil
 }
 
-// Open verifies a record file, quarantines its torn tail if it has one, and returns a Writer
-// positioned after its last line. A *RefusedError means a complete line failed and the file was
-// not touched; any other error is an I/O error. verify may be nil.
+// Open takes a record's lock, verifies the record, quarantines its torn tail if it has one, and
+// returns a Writer positioned after its last line, holding the lock. A *HeldError means another
+// writer holds the record and nothing was read; a *RefusedError means a complete line failed and
+// the file was not touched; any other error is an I/O error. verify may be nil.
 func Open(fs fsys.FS, path string, verify Verify) (*Writer, Report, error) {
 	f, err := fs.OpenAppend(path)
 	if err != nil {
 		return nil, Report{}, fmt.Errorf("open record: %w", err)
 	}
+	l, err := lock(fs, path)
+	if err != nil {
+		return nil, Report{}, errors.Join(err, f.Close())
+	}
 	w, rep, err := settle(fs, f, path, verify)
 	if err != nil {
-		return nil, rep, errors.Join(err, f.Close())
+		return nil, rep, errors.Join(err, f.Close(), l.Unlock())
 	}
+	w.lock = l
 	return w, rep, nil
 }
 
@@ -183,13 +212,20 @@ func Inspect(fs fsys.FS, path string, verify Verify) (Report, error) {
 // (appended, synced), then trims the record to at and syncs it. It is the explicit repair a
 // person asks for when a crash on a filesystem that writes pages out of order left damage inside
 // the unsynced tail: every line before at stays, and nothing is deleted — the cut bytes are kept
-// beside the record. at must be the end of a complete line. It returns how many bytes moved.
+// beside the record. at must be the end of a complete line. It returns how many bytes moved. It
+// takes the record's lock for the cut, and refuses with a *HeldError a record another writer holds:
+// what looks damaged there may be a line being written.
 func Cut(fs fsys.FS, path string, at int64) (int64, error) {
 	f, err := fs.OpenAppend(path)
 	if err != nil {
 		return 0, fmt.Errorf("open record: %w", err)
 	}
 	defer f.Close()
+	l, err := lock(fs, path)
+	if err != nil {
+		return 0, err
+	}
+	defer l.Unlock()
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("stat record %s: %w", path, err)

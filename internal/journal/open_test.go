@@ -110,7 +110,6 @@ func TestOpen(t *testing.T) {
 					untouched(t, m, c.content)
 					return
 				}
-				defer w.Close()
 				if got := readFile(t, m, path); !bytes.Equal(got, c.content[:c.want.Size]) {
 					t.Errorf("after Open the record holds %q; want its first %d bytes", got, c.want.Size)
 				}
@@ -126,6 +125,12 @@ func TestOpen(t *testing.T) {
 					t.Fatalf("writer at record %d, offset %d; want %d, %d", w.Next(), w.Size(), c.want.Lines+1, c.want.Size)
 				}
 				if _, err := w.AppendSync(encode(t, w.Next(), 3)); err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := Open(m, path, decode); !errors.As(err, new(*HeldError)) {
+					t.Errorf("a second Open while the writer is open = %v; want a *HeldError", err)
+				}
+				if err := w.Close(); err != nil {
 					t.Fatal(err)
 				}
 				if _, rep, err := Open(m, path, decode); err != nil || rep.Lines != c.want.Lines+1 || rep.Torn != 0 {

@@ -23,6 +23,7 @@ var ErrLine = errors.New("not a line this record can hold")
 // writer, on one goroutine.
 type Writer struct {
 	f      fsys.File
+	lock   fsys.Lock // the record's writer lock, released by Close
 	path   string
 	seq    int64 // the sequence number of the last line
 	off    int64 // the file's length: the offset of the next line
@@ -92,8 +93,8 @@ func (w *Writer) AppendSync(line []byte) (record.Locus, error) {
 	return loc, w.Sync()
 }
 
-// Close closes the file without syncing it; call Sync first for what must be durable. Later
-// calls fail with fs.ErrClosed unless the Writer was already poisoned.
+// Close closes the file without syncing it, then releases the record's lock; call Sync first for
+// what must be durable. Later calls fail with fs.ErrClosed.
 func (w *Writer) Close() error {
 	if w.f == nil {
 		return fmt.Errorf("close record %s: %w", w.path, iofs.ErrClosed)
@@ -101,9 +102,15 @@ func (w *Writer) Close() error {
 	err := w.f.Close()
 	w.f = nil
 	if err != nil {
-		return fmt.Errorf("close record %s: %w", w.path, err)
+		err = fmt.Errorf("close record %s: %w", w.path, err)
 	}
-	return nil
+	// Only once the file is closed: the next writer must find nothing of this one still open.
+	if w.lock != nil {
+		if uerr := w.lock.Unlock(); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("unlock record %s: %w", w.path, uerr))
+		}
+	}
+	return err
 }
 
 func (w *Writer) usable() error {

@@ -147,6 +147,9 @@ func TestWriteFailurePoisons(t *testing.T) {
 		t.Fatalf("Append after a failed write = %v; want the first error", err)
 	}
 	// The partial line is a torn tail, not damage: the next Open quarantines it.
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 	_, rep, err := Open(m, w.Path(), decode)
 	if err != nil || rep.Lines != 1 || rep.Torn != 10 {
 		t.Fatalf("Open after a failed write = %+v, %v; want 1 line and 10 torn bytes", rep, err)

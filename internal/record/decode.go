@@ -546,6 +546,8 @@ func (p *SessionStarted) members() (f fields) {
 	f.add("parent", &p.Parent)
 	f.add("title", &p.Title)
 	f.add("op", &p.Op)
+	f.add("base_url", &p.BaseURL)
+	f.add("permission_mode", &p.PermissionMode)
 	return f
 }
 
@@ -555,6 +557,8 @@ func (p *SessionResumed) members() (f fields) {
 	f.add("context_window", &p.ContextWindow)
 	f.add("cwd", &p.Cwd)
 	f.add("version", &p.Version)
+	f.add("base_url", &p.BaseURL)
+	f.add("permission_mode", &p.PermissionMode)
 	return f
 }
 
@@ -639,6 +643,7 @@ func (p *Pressure) members() (f fields) {
 	f.add("line", &p.Line)
 	f.add("used", &p.Used)
 	f.add("window", &p.Window)
+	f.add("limit", &p.Limit)
 	return f
 }
 

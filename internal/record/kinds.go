@@ -261,6 +261,11 @@ type SessionStarted struct {
 	Parent        string `json:"parent,omitempty"`
 	Title         string `json:"title,omitempty"`
 	Op            string `json:"op,omitempty"` // the host operation that created it
+	// BaseURL is the API base URL the provider was reached at, when not its public endpoint
+	// (a local server, a proxy), without any credentials it held; a resume goes back to it.
+	BaseURL string `json:"base_url,omitempty"`
+	// PermissionMode is the permission mode the session runs under; a resume keeps it.
+	PermissionMode string `json:"permission_mode,omitempty"`
 }
 
 // SessionResumed marks a process taking a session up again.
@@ -270,6 +275,9 @@ type SessionResumed struct {
 	ContextWindow int64  `json:"context_window"`
 	Cwd           string `json:"cwd"`
 	Version       string `json:"version"`
+	// BaseURL and PermissionMode are the settings in force from here on, as in SessionStarted.
+	BaseURL        string `json:"base_url,omitempty"`
+	PermissionMode string `json:"permission_mode,omitempty"`
 }
 
 // TurnStarted marks a request going out (Attempt counts from 1 within one turn).
@@ -361,11 +369,15 @@ type ModelChanged struct {
 	Op            string `json:"op,omitempty"`
 }
 
-// Pressure records a context-pressure decision (a soft-line reminder or a hard-line eviction).
+// Pressure records a context-pressure decision: a soft-line reminder, a hard-line eviction, or an
+// eviction after the provider refused a request as too long (line context_length).
 type Pressure struct {
-	Line   string `json:"line"` // soft or hard
+	Line   string `json:"line"` // soft, hard or context_length
 	Used   int64  `json:"used"`
 	Window int64  `json:"window"`
+	// Limit is what a provider's prompt-too-long refusal taught of the real context limit, in
+	// tokens: the window the session keeps to from then on (0: nothing learned).
+	Limit int64 `json:"limit,omitempty"`
 }
 
 // Failure records why an exchange or session ended in error, in words for a person.

@@ -1,6 +1,6 @@
-// Package redact replaces well-known secret patterns in text with [REDACTED:<kind>] before the
-// text is written to a record: API keys of the model providers, cloud and chat tokens, private key
-// blocks, and bearer tokens in headers.
+// Package redact replaces secrets in text with placeholders before the text is written to a
+// record or printed. Redact replaces well-known secret patterns with [REDACTED:<kind>]: API keys
+// of the model providers, cloud and chat tokens, private key blocks, and bearer tokens in headers.
 //
 // It is one hand-written scanner rather than a regular expression per pattern because it runs on
 // every tool output: a single pass looks only at the bytes that can start a secret, and text with
@@ -15,7 +15,9 @@
 // A token must start at a word boundary and be long enough to be a real key (a bare sk- token must
 // also hold a digit), so that prose such as "task-runner" or "sk-learn-extensions" is left alone.
 // Recognising a key by its shape means a key of another shape passes: the redactor is a net under
-// the rule that keys never enter a record, not the rule itself.
+// the rule that keys never enter a record, not the rule itself. Secrets (secrets.go) is the net
+// for the keys a process actually holds: it finds their exact values, encoded or not, and then
+// applies these shapes.
 package redact
 
 import "strings"

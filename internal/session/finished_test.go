@@ -13,7 +13,6 @@ import (
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/record"
-	"github.com/reinhq/rein/internal/redact"
 )
 
 const fakeKey = "sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
@@ -28,10 +27,11 @@ func TestFinishedDurableBeforeNextCall(t *testing.T) {
 		seed, _ = strconv.ParseUint(v, 10, 64)
 	}
 	t.Logf("seed %d (rerun with REIN_SEED=%d)", seed, seed)
+	red := secrets(t) // the exact value of secret, and every well-known key shape
 	for run := range 200 {
 		rng := rand.New(rand.NewPCG(seed, uint64(run)))
 		mem := fsys.NewMem()
-		s, err := Create("/r/s", Options{FS: mem, Redact: redact.Redact}, started("s"))
+		s, err := Create("/r/s", Options{FS: mem, Redact: red}, started("s"))
 		must(t, err)
 		must(t, s.Append(&record.UserPrompt{Turn: 1, Text: "go"}))
 		n := 2 + rng.IntN(4)
@@ -52,13 +52,13 @@ func TestFinishedDurableBeforeNextCall(t *testing.T) {
 			if i == k {
 				break // running at the crash
 			}
-			content := fold.WithTrailer(fmt.Sprintf("output %d\nkey=%s", i, fakeKey), 2)
+			content := fold.WithTrailer(fmt.Sprintf("output %d\nkey=%s\nsecret=%s", i, fakeKey, secret), 2)
 			must(t, s.Append(&record.ToolFinished{CallID: id, Outcome: record.OK, Content: content}))
-			want[id] = record.ToolResult{CallID: id, Content: redact.Redact(content), Outcome: record.OK}
+			want[id] = record.ToolResult{CallID: id, Content: red.Redact(content), Outcome: record.OK}
 		}
 		mem.Crash(rng)
 
-		s2, _, err := Open("/r/s/record.jsonl", Options{FS: mem, Redact: redact.Redact})
+		s2, _, err := Open("/r/s/record.jsonl", Options{FS: mem, Redact: red})
 		if err != nil {
 			t.Fatalf("run %d (seed %d): %v", run, seed, err)
 		}
@@ -104,8 +104,8 @@ func TestFinishedDurableBeforeNextCall(t *testing.T) {
 		s2.Close()
 		b, err := mem.ReadFile("/r/s/record.jsonl")
 		must(t, err)
-		if bytes.Contains(b, []byte(fakeKey)) {
-			t.Fatalf("run %d (seed %d): the key reached the record", run, seed)
+		if bytes.Contains(b, []byte(fakeKey)) || bytes.Contains(b, []byte(secret)) {
+			t.Fatalf("run %d (seed %d): a key reached the record", run, seed)
 		}
 	}
 }

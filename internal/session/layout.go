@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reinhq/rein/internal/journal"
@@ -43,12 +44,27 @@ func Slug(cwd string) string {
 // ProjectDir is where a workspace's sessions live.
 func ProjectDir(root, cwd string) string { return filepath.Join(root, "sessions", Slug(cwd)) }
 
-// NewID mints a session id that sorts by creation time: 20261129-194512-3f9a1c.
+// NewID mints a session id that sorts by creation time to the microsecond, so listings and
+// "the newest session" follow the order sessions were started in: 20261129-194512-038211-3f9a.
+// Within one process ids are strictly increasing even when minted in the same microsecond; the
+// random tail keeps two processes starting sessions at once apart.
 func NewID(now time.Time) string {
-	var b [3]byte
+	idMu.Lock()
+	us := now.UTC().Truncate(time.Microsecond)
+	if !us.After(idLast) {
+		us = idLast.Add(time.Microsecond)
+	}
+	idLast = us
+	idMu.Unlock()
+	var b [2]byte
 	_, _ = rand.Read(b[:])
-	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+	return fmt.Sprintf("%s-%06d-%s", us.Format("20060102-150405"), us.Nanosecond()/1000, hex.EncodeToString(b[:]))
 }
+
+var (
+	idMu   sync.Mutex
+	idLast time.Time // the time of the last id minted in this process
+)
 
 // Entry is one session found on disk.
 type Entry struct {
@@ -112,6 +128,11 @@ func Find(root, cwd, ref string) (Entry, error) {
 	}
 	switch len(hits) {
 	case 0:
+		// A whole id names one session wherever it lives: its workspace is then the caller's to
+		// judge (a session belongs to the workspace it was started in).
+		if elsewhere, err := filepath.Glob(filepath.Join(root, "sessions", "*", ref, journal.FileName)); err == nil && len(elsewhere) == 1 && !strings.ContainsAny(ref, "*?[") {
+			return Entry{ID: ref, Dir: filepath.Dir(elsewhere[0]), Path: elsewhere[0]}, nil
+		}
 		return Entry{}, fmt.Errorf("no session %q in this workspace (%s); `rein sessions` lists them", ref, cwd)
 	case 1:
 		return hits[0], nil

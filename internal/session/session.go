@@ -1,6 +1,8 @@
 // Package session is the single writer of one session's record: it proposes records to the fold,
 // writes and syncs them through the journal, applies them, and publishes what changed. Nothing
-// else writes a record file.
+// else writes a record file, and one Session at a time writes a given one, across processes: an
+// open Session holds the record's lock (package journal), and a second writer is refused with the
+// first one's name.
 //
 // The order is fixed and written here once: propose → judge → encode (redacted) → append → sync
 // (protocol records before they are applied; events no later than the next protocol record or an
@@ -26,9 +28,12 @@ import (
 
 // Options are the injected edges of a session.
 type Options struct {
-	FS     fsys.FS
-	Now    func() time.Time
-	Redact func(string) string // applied to tool output at the one place records are written; must be idempotent (a kept result passes through it again on resume)
+	FS  fsys.FS
+	Now func() time.Time
+	// Redact takes secrets out of every text a record carries from outside (tool output, model
+	// text, provider errors: see redact.go) before it is written, and out of live events before
+	// they are published. Default: nothing is redacted.
+	Redact Redactor
 }
 
 func (o Options) withDefaults() Options {
@@ -39,7 +44,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	if o.Redact == nil {
-		o.Redact = func(s string) string { return s }
+		o.Redact = RedactFunc(func(s string) string { return s })
 	}
 	return o
 }
@@ -60,6 +65,7 @@ type Session struct {
 	smu  sync.Mutex
 	subs map[int]chan Update
 	next int
+	held heldText // streamed text not yet published, guarded by smu (redact.go)
 }
 
 // Update is what subscribers receive: a record that was applied, or a live event that is
@@ -80,7 +86,8 @@ type Live struct {
 // ErrFailed wraps every error after a session failed (an fsync error, a refused live record).
 var ErrFailed = errors.New("session failed")
 
-// Create creates a session in dir and writes its first record, session_started.
+// Create creates a session in dir and writes its first record, session_started. The Session holds
+// the record's writer lock until Close (see package journal).
 func Create(dir string, opts Options, started *record.SessionStarted) (*Session, error) {
 	opts = opts.withDefaults()
 	w, err := journal.Create(opts.FS, dir)
@@ -95,8 +102,11 @@ func Create(dir string, opts Options, started *record.SessionStarted) (*Session,
 	return s, nil
 }
 
-// Open replays a session's record through the fold (quarantining a torn tail) and returns it
-// ready to append. A refused record leaves the file untouched and returns a *journal.RefusedError.
+// Open takes a session's writer lock, replays its record through the fold (quarantining a torn
+// tail) and returns it ready to append; Close releases the lock. A record another writer holds —
+// another process, or another Session of it in this one — is refused with a *journal.HeldError
+// naming the holder, and nothing is read; a refused record leaves the file untouched and returns a
+// *journal.RefusedError.
 func Open(path string, opts Options) (*Session, journal.Report, error) {
 	opts = opts.withDefaults()
 	st := fold.New()
@@ -125,6 +135,38 @@ func Open(path string, opts Options) (*Session, journal.Report, error) {
 	s := &Session{opts: opts, id: id, path: path, st: st, w: w, loci: loci, subs: map[int]chan Update{}}
 	return s, rep, nil
 }
+
+// Load replays a session's record read-only, for a reader that needs a Session rather than a
+// state: a fork's read of its parent. It takes no lock, so it works while a writer holds the record,
+// and quarantines nothing (a torn tail, or a line its writer is appending, is left where it is).
+// The Session refuses every write with ErrReadOnly; Close releases nothing.
+func Load(path string, opts Options) (*Session, journal.Report, error) {
+	opts = opts.withDefaults()
+	st := fold.New()
+	var loci []record.Locus
+	rep, err := journal.Inspect(opts.FS, path, func(seq int64, line []byte, loc record.Locus) error {
+		r, err := record.Decode(line, seq)
+		if err != nil {
+			return err
+		}
+		if err := st.Step(r); err != nil {
+			return err
+		}
+		loci = append(loci, loc)
+		return nil
+	})
+	if err != nil {
+		return nil, rep, err
+	}
+	id := st.Meta().Session
+	if id == "" {
+		id = filepath.Base(filepath.Dir(path))
+	}
+	return &Session{opts: opts, id: id, path: path, st: st, loci: loci, subs: map[int]chan Update{}}, rep, nil
+}
+
+// ErrReadOnly is returned by every write to a Session made by Load.
+var ErrReadOnly = errors.New("the session was loaded read-only: open it to write")
 
 // Replay folds a record file without opening it for writing (and without quarantining anything).
 func Replay(fs fsys.FS, path string) (*fold.State, journal.Report, error) {
@@ -160,6 +202,9 @@ func (s *Session) Commit(ps ...record.Payload) error { return s.write(true, ps) 
 func (s *Session) write(syncAll bool, ps []record.Payload) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.w == nil {
+		return ErrReadOnly
+	}
 	if s.failed != nil {
 		return fmt.Errorf("%w: %v", ErrFailed, s.failed)
 	}
@@ -267,6 +312,9 @@ func (s *Session) fail(err error) error {
 func (s *Session) Sync() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	if s.w == nil {
+		return ErrReadOnly
+	}
 	if s.failed != nil {
 		return fmt.Errorf("%w: %v", ErrFailed, s.failed)
 	}
@@ -274,29 +322,6 @@ func (s *Session) Sync() error {
 		return s.fail(err)
 	}
 	return nil
-}
-
-// redact passes tool output through the redactor: the results of a batch, and the result a
-// tool_finished keeps, alike, so a result kept after a crash is the one the batch would have
-// recorded. Other payloads are returned as they are.
-func (s *Session) redact(p record.Payload) record.Payload {
-	switch b := p.(type) {
-	case *record.ToolResults:
-		out := &record.ToolResults{Results: make([]record.ToolResult, len(b.Results))}
-		for i, r := range b.Results {
-			r.Content = s.opts.Redact(r.Content)
-			out.Results[i] = r
-		}
-		return out
-	case *record.ToolFinished:
-		if b.Content == "" {
-			return p
-		}
-		out := *b
-		out.Content = s.opts.Redact(b.Content)
-		return &out
-	}
-	return p
 }
 
 // Read runs fn with the folded state under the read lock. fn must not keep the state or call
@@ -311,7 +336,7 @@ func (s *Session) Read(fn func(st *fold.State)) {
 // alone appends). Others use Read.
 func (s *Session) State() *fold.State { return s.st }
 
-// Close closes the record file.
+// Close closes the record file and releases the record's lock.
 func (s *Session) Close() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -321,6 +346,9 @@ func (s *Session) Close() error {
 		delete(s.subs, k)
 	}
 	s.smu.Unlock()
+	if s.w == nil {
+		return nil
+	}
 	return s.w.Close()
 }
 
@@ -349,12 +377,18 @@ func (s *Session) Subscribe() (<-chan Update, func()) {
 func (s *Session) publish(u Update) {
 	s.smu.Lock()
 	defer s.smu.Unlock()
-	for k, ch := range s.subs {
-		select {
-		case ch <- u:
-		default:
-			close(ch)
-			delete(s.subs, k)
+	if len(s.subs) == 0 {
+		s.held = heldText{}
+		return
+	}
+	for _, u := range s.redactUpdate(u) {
+		for k, ch := range s.subs {
+			select {
+			case ch <- u:
+			default:
+				close(ch)
+				delete(s.subs, k)
+			}
 		}
 	}
 }

@@ -53,7 +53,7 @@ func must(t testing.TB, err error) {
 // sent.
 func TestOpenEqualsLiveAndReadBack(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s1")
-	s, err := Create(dir, Options{Now: clock(), Redact: func(s string) string { return "R:" + s }}, started("s1"))
+	s, err := Create(dir, Options{Now: clock(), Redact: RedactFunc(func(s string) string { return "R:" + s })}, started("s1"))
 	must(t, err)
 	for i := 0; i < 5; i++ {
 		exchange(t, s, i)
@@ -168,5 +168,66 @@ func TestCrashKeepsCommitted(t *testing.T) {
 		}
 		must(t, s2.Append(&record.UserPrompt{Turn: s2.State().Next(), Text: "after the crash"}))
 		s2.Close()
+	}
+}
+
+// TestOneWriterPerSession: while a Session is open, a second Open of its record — in this process
+// too — is refused with a *journal.HeldError naming the holder, and changes nothing; Load reads it
+// read-only, sees every committed record, and refuses writes. Close lets the next writer in.
+func TestOneWriterPerSession(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "s")
+	s, err := Create(dir, Options{Now: clock()}, started("s"))
+	must(t, err)
+	exchange(t, s, 0)
+	path := s.Path()
+	before, err := os.ReadFile(path)
+	must(t, err)
+
+	_, _, err = Open(path, Options{})
+	var he *journal.HeldError
+	if !errors.As(err, &he) || he.Holder.PID != os.Getpid() {
+		t.Fatalf("a second Open while the first is open = %v; want a *journal.HeldError naming this process", err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Error("the refused Open changed the record")
+	}
+
+	r, _, err := Load(path, Options{})
+	must(t, err)
+	if r.ID() != "s" || r.State().Seq() != s.State().Seq() {
+		t.Errorf("Load: id %s at seq %d; want s at %d", r.ID(), r.State().Seq(), s.State().Seq())
+	}
+	if _, err := r.Inheritance(0); err != nil {
+		t.Errorf("Inheritance of a loaded session: %v", err)
+	}
+	if err := r.Commit(&record.Cleared{}); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("Commit to a loaded session = %v; want ErrReadOnly", err)
+	}
+	must(t, r.Close())
+
+	must(t, s.Close())
+	s2, _, err := Open(path, Options{})
+	must(t, err)
+	must(t, s2.Close())
+}
+
+// Session ids sort by creation time, to the microsecond and beyond: ids minted in a tight loop
+// (the same microsecond, even a clock that stands still) come out strictly increasing.
+func TestNewIDSortsByCreation(t *testing.T) {
+	now := time.Date(2026, 12, 1, 14, 41, 50, 123456789, time.UTC)
+	first := NewID(now)
+	if want := "20261201-144150-123456-"; first[:len(want)] != want {
+		t.Fatalf("id %q does not open with %q", first, want)
+	}
+	prev := first
+	for i := 0; i < 1000; i++ {
+		id := NewID(now) // the same instant every time
+		if id <= prev {
+			t.Fatalf("id %q minted after %q sorts before it", id, prev)
+		}
+		prev = id
+	}
+	if later := NewID(now.Add(-time.Hour)); later <= prev {
+		t.Fatalf("an id minted after a clock step back sorts before the ones minted earlier: %q <= %q", later, prev)
 	}
 }

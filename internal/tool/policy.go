@@ -3,6 +3,7 @@ package tool
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -34,11 +35,40 @@ func (e Effect) phrase() string {
 // Access is what a call would touch: its effect, and the subjects (a path, each simple command of
 // a shell line) that the patterns of allow, ask and deny rules are matched against.
 type Access struct {
-	Effect   Effect
+	Effect Effect
+	// Subjects are matched in full by the patterns of every kind of rule: a path, or each simple
+	// command of a shell line as written, its words unquoted and joined by one space.
 	Subjects []string
-	// Opaque says the subjects may not tell all the call would do (a shell line with command
-	// substitution, say). Pattern allow rules then do not apply; deny and ask rules still do.
+	// Partial are subjects of which only the beginning is known: a command whose later words are
+	// made when it runs (from a variable, a glob or a command substitution). A deny or ask pattern
+	// applies when some continuation of one would match it; an allow pattern only when every
+	// continuation would.
+	Partial []string
+	// Readings are further readings of the subjects, which deny and ask patterns are matched
+	// against too, never allow patterns: a wrapped command unwrapped (env git push → git push), a
+	// command named by its path named by its file (/usr/bin/git → git), git's global options left
+	// out (git -C . push → git push).
+	Readings []Reading
+	// Opaque says the subjects may not tell all the call would do (a shell line writing to a file,
+	// say); Why says what. Pattern allow rules then do not apply; deny and ask rules still do.
 	Opaque bool
+	Why    string
+	// Unjudged, when set, says part of the call cannot be read at all (eval of a variable, an
+	// alias, a variable as a command name, a line that does not parse), and holds the call's text
+	// with every word of it unquoted. The call is then also Opaque, and a deny or ask pattern
+	// applies to it when the pattern's first word appears anywhere in that text (a pattern that
+	// begins with a wildcard applies always): an unreadable line that mentions git is refused by
+	// a rule about git.
+	Unjudged string
+}
+
+// Reading is one further reading of a subject (see Access.Readings).
+type Reading struct {
+	Text string
+	// Of is the subject read.
+	Of string
+	// Partial says only the beginning of Text is known (see Access.Partial).
+	Partial bool
 }
 
 // Accessor is implemented by tools that tell the policy what a call would do. It must not fail:
@@ -76,8 +106,11 @@ func ParseMode(s string) (Mode, error) {
 // optional glob over the call's subjects, written tool(pattern). In a pattern, * matches any run of
 // characters (slashes and spaces included), ? one character, and \ quotes the next one.
 //
-// Rules match the text of arguments, not what a command or a symbolic link will do: they keep
-// honest mistakes from happening, and are no defence against a shell line built to evade them.
+// Rules are a convenience that keeps honest mistakes from happening, not a boundary: they are
+// matched against what the call's text says (for bash, each simple command of the parsed line,
+// wrappers such as env, sh -c and sudo unwrapped), not against what a program, a script or a
+// symbolic link will do when it runs. A command built to evade them can. The boundary is the
+// operating system's (a sandbox, the user's own permissions).
 type Rule struct {
 	Tool    string
 	Pattern string // empty: every call of the tool
@@ -115,20 +148,142 @@ func (r Rule) String() string {
 	return r.Tool + "(" + r.Pattern + ")"
 }
 
-// matches reports whether r applies to a call of tool with a, and the subject that matched.
+// Check refuses a rule whose tool name is not one of names (the tools a session has), saying
+// which name was meant when only the case differs or a letter or two, and listing the names
+// otherwise. A glob over names must match at least one.
+func (r Rule) Check(names []string) error {
+	list := strings.Join(names, ", ")
+	if strings.ContainsAny(r.Tool, "*?\\") {
+		for _, n := range names {
+			if Glob(r.Tool, n) {
+				return nil
+			}
+		}
+		return fmt.Errorf("the rule %q matches no tool; the tools are %s", r.String(), list)
+	}
+	if slices.Contains(names, r.Tool) {
+		return nil
+	}
+	if near := nearest(r.Tool, names); near != "" {
+		return fmt.Errorf("the rule %q names no tool rein has: did you mean %s? (the tools are %s)", r.String(), near, list)
+	}
+	return fmt.Errorf("the rule %q names no tool rein has; the tools are %s", r.String(), list)
+}
+
+// nearest is the name in names that s most likely meant: the same but for case, one beginning
+// with s (read → read_file), or one within two edits; "" if none is.
+func nearest(s string, names []string) string {
+	for _, n := range names {
+		if strings.EqualFold(n, s) {
+			return n
+		}
+	}
+	low := strings.ToLower(s)
+	for _, n := range names {
+		if len(low) >= 3 && strings.HasPrefix(n, low) {
+			return n
+		}
+	}
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := editDistance(low, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// matches reports whether r applies to a call of tool with a, as a deny or ask rule, and what it
+// matched, in words for the reason.
 func (r Rule) matches(tool string, a Access) (string, bool) {
 	if !Glob(r.Tool, tool) {
 		return "", false
 	}
 	if r.Pattern == "" {
-		return "", true
+		return tool, true
 	}
 	for _, s := range a.Subjects {
 		if Glob(r.Pattern, s) {
-			return s, true
+			return callText(tool, s), true
+		}
+	}
+	for _, s := range a.Partial {
+		if globSome(r.Pattern, s) {
+			return callText(tool, s+"…"), true
+		}
+	}
+	for _, rd := range a.Readings {
+		text := rd.Text
+		ok := Glob(r.Pattern, text)
+		if rd.Partial {
+			ok = globSome(r.Pattern, text)
+			text += "…"
+		}
+		if ok {
+			return fmt.Sprintf("%s, read as %s,", callText(tool, rd.Of), clipText(text)), true
+		}
+	}
+	if a.Unjudged != "" {
+		if word, ok := mentions(r.Pattern, a.Unjudged); ok {
+			what := callText(tool, firstLine(a.Unjudged))
+			if word == "" {
+				return fmt.Sprintf("%s (which cannot be judged: %s)", what, a.Why), true
+			}
+			return fmt.Sprintf("%s (which cannot be judged: %s; and it mentions %s)", what, a.Why, word), true
 		}
 	}
 	return "", false
+}
+
+// mentions reports whether an unjudged call's text may run what pattern names: the pattern's
+// first word appears anywhere in text, or the pattern has no literal first word. It returns that
+// word.
+func mentions(pattern, text string) (string, bool) {
+	first, _, _ := strings.Cut(pattern, " ")
+	var word strings.Builder
+	for i := 0; i < len(first); i++ {
+		switch c := first[i]; c {
+		case '*', '?':
+			return "", true
+		case '\\':
+			if i+1 < len(first) {
+				i++
+				word.WriteByte(first[i])
+			}
+		default:
+			word.WriteByte(c)
+		}
+	}
+	if word.Len() == 0 {
+		return "", true
+	}
+	return word.String(), strings.Contains(text, word.String())
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // Policy decides whether a call runs, is refused, or is put to the person. The zero Policy is mode
@@ -138,6 +293,18 @@ type Policy struct {
 	Allow []Rule
 	Ask   []Rule
 	Deny  []Rule
+}
+
+// Check refuses a policy with a rule naming no tool among names (see Rule.Check).
+func (p Policy) Check(names []string) error {
+	for _, rs := range [][]Rule{p.Allow, p.Ask, p.Deny} {
+		for _, r := range rs {
+			if err := r.Check(names); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Verdict is a policy's answer for one call.
@@ -174,8 +341,8 @@ type Decision struct {
 // opaque); then the mode decides.
 func (p Policy) Decide(tool string, a Access) Decision {
 	for _, r := range p.Deny {
-		if s, ok := r.matches(tool, a); ok {
-			return Decision{Deny, fmt.Sprintf("%s is denied by the rule %s", callText(tool, s), r)}
+		if what, ok := r.matches(tool, a); ok {
+			return Decision{Deny, fmt.Sprintf("%s is denied by the rule %s", what, r)}
 		}
 	}
 	mode := p.Mode
@@ -186,12 +353,16 @@ func (p Policy) Decide(tool string, a Access) Decision {
 		return Decision{Deny, fmt.Sprintf("%s is not allowed in read-only mode: %s", tool, a.Effect.phrase())}
 	}
 	for _, r := range p.Ask {
-		if s, ok := r.matches(tool, a); ok {
-			return Decision{Ask, fmt.Sprintf("%s matches the ask rule %s", callText(tool, s), r)}
+		if what, ok := r.matches(tool, a); ok {
+			return Decision{Ask, fmt.Sprintf("%s matches the ask rule %s", what, r)}
 		}
 	}
-	if p.allowed(tool, a) {
+	ok, why := p.allowed(tool, a)
+	if ok {
 		return Decision{Allow, "allowed by a rule"}
+	}
+	if why != "" {
+		why = "; the allow rules do not cover it: " + why
 	}
 	switch {
 	case a.Effect == EffectRead:
@@ -199,51 +370,63 @@ func (p Policy) Decide(tool string, a Access) Decision {
 	case mode == ModeFull:
 		return Decision{Allow, "mode full allows it"}
 	case mode == ModeAsk:
-		return Decision{Ask, fmt.Sprintf("mode ask puts %s to the person: %s", tool, a.Effect.phrase())}
+		return Decision{Ask, fmt.Sprintf("mode ask puts %s to the person: %s%s", tool, a.Effect.phrase(), why)}
 	case mode == ModeWorkspace && a.Effect != EffectUnknown:
 		return Decision{Allow, "mode workspace allows it"}
 	case mode == ModeWorkspace:
-		return Decision{Ask, fmt.Sprintf("mode workspace puts %s to the person: %s", tool, a.Effect.phrase())}
+		return Decision{Ask, fmt.Sprintf("mode workspace puts %s to the person: %s%s", tool, a.Effect.phrase(), why)}
 	}
 	return Decision{Deny, fmt.Sprintf("unknown permission mode %q", mode)}
 }
 
 // allowed reports whether allow rules cover the whole call: a rule with no pattern, or every
-// subject matched by some pattern rule.
-func (p Policy) allowed(tool string, a Access) bool {
+// subject matched by some pattern rule (every continuation of a partial one) and nothing opaque.
+// When the tool has pattern rules that do not cover the call, why says what they miss.
+func (p Policy) allowed(tool string, a Access) (ok bool, why string) {
+	var rules []Rule
 	for _, r := range p.Allow {
-		if r.Pattern == "" && Glob(r.Tool, tool) {
-			return true
+		if !Glob(r.Tool, tool) {
+			continue
 		}
+		if r.Pattern == "" {
+			return true, ""
+		}
+		rules = append(rules, r)
 	}
-	if a.Opaque || len(a.Subjects) == 0 {
-		return false
+	switch {
+	case len(rules) == 0:
+		return false, ""
+	case a.Opaque:
+		return false, a.Why
+	case len(a.Subjects)+len(a.Partial) == 0:
+		return false, "it names nothing to match"
 	}
 	for _, s := range a.Subjects {
-		one := Access{Subjects: []string{s}}
-		covered := false
-		for _, r := range p.Allow {
-			if _, ok := r.matches(tool, one); ok && r.Pattern != "" {
-				covered = true
-				break
-			}
-		}
-		if !covered {
-			return false
+		if !slices.ContainsFunc(rules, func(r Rule) bool { return Glob(r.Pattern, s) }) {
+			return false, callText(tool, s) + " matches no allow rule"
 		}
 	}
-	return true
+	for _, s := range a.Partial {
+		if !slices.ContainsFunc(rules, func(r Rule) bool { return globAll(r.Pattern, s) }) {
+			return false, callText(tool, s+"…") + " is not known in full and no allow rule covers every way it could go on"
+		}
+	}
+	return true, ""
 }
 
 func callText(tool, subject string) string {
 	if subject == "" {
 		return tool
 	}
+	return tool + "(" + clipText(subject) + ")"
+}
+
+func clipText(s string) string {
 	const max = 120
-	if len(subject) > max {
-		subject = subject[:max] + "…"
+	if len(s) > max {
+		s = s[:max] + "…"
 	}
-	return tool + "(" + subject + ")"
+	return s
 }
 
 // Glob reports whether s matches pattern in full: * matches any run of characters (including
@@ -289,4 +472,47 @@ func Glob(pattern, s string) bool {
 		return false
 	}
 	return true
+}
+
+// globSome reports whether some string beginning with prefix matches pattern: prefix matches the
+// start of pattern up to its end or up to a *, which can take the rest.
+func globSome(pattern, prefix string) bool {
+	px, sx := 0, 0
+	for sx < len(prefix) {
+		if px >= len(pattern) {
+			return false
+		}
+		switch c := pattern[px]; c {
+		case '*':
+			return true
+		case '?':
+			_, n := utf8.DecodeRuneInString(prefix[sx:])
+			px++
+			sx += n
+		default:
+			lit, next := c, px+1
+			if c == '\\' && px+1 < len(pattern) {
+				lit, next = pattern[px+1], px+2
+			}
+			if prefix[sx] != lit {
+				return false
+			}
+			px, sx = next, sx+1
+		}
+	}
+	return true
+}
+
+// globAll reports whether every string beginning with prefix matches pattern. It holds when
+// pattern ends in a * and matches prefix itself: that last * can take any continuation. (It is
+// sufficient, not necessary; an allow rule that fails it does not allow.)
+func globAll(pattern, prefix string) bool {
+	if !strings.HasSuffix(pattern, "*") {
+		return false
+	}
+	escapes := 0
+	for i := len(pattern) - 2; i >= 0 && pattern[i] == '\\'; i-- {
+		escapes++
+	}
+	return escapes%2 == 0 && Glob(pattern, prefix)
 }

@@ -152,3 +152,113 @@ func TestGlob(t *testing.T) {
 		}
 	}
 }
+
+func TestRuleCheck(t *testing.T) {
+	names := []string{"bash", "read_file", "write_file", "edit_file", "glob", "grep", "context", "transcript", "agents"}
+	list := strings.Join(names, ", ")
+	tests := []struct{ rule, err string }{
+		{"bash", ""},
+		{"bash(git push*)", ""},
+		{"transcript", ""},
+		{"agents(start)", ""},
+		{"*", ""},
+		{"*_file", ""},
+		{"Bash", `the rule "Bash" names no tool rein has: did you mean bash? (the tools are ` + list + ")"},
+		{"BASH(ls*)", "did you mean bash?"},
+		{"Transcript", "did you mean transcript?"},
+		{"read", "did you mean read_file?"},
+		{"grpe", "did you mean grep?"},
+		{"nosuch", `the rule "nosuch" names no tool rein has; the tools are ` + list},
+		{"shell(ls)", "the tools are " + list},
+		{"zz*", `the rule "zz*" matches no tool; the tools are ` + list},
+	}
+	for _, tt := range tests {
+		r, err := ParseRule(tt.rule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = r.Check(names)
+		switch {
+		case tt.err == "" && err != nil:
+			t.Errorf("%s: %v", tt.rule, err)
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%s: %v, want %q", tt.rule, err, tt.err)
+		}
+	}
+	p := Policy{Allow: rules(t, "bash(ls*)"), Deny: rules(t, "grep", "Context")}
+	if err := p.Check(names); err == nil || !strings.Contains(err.Error(), "did you mean context?") {
+		t.Errorf("Policy.Check: %v", err)
+	}
+}
+
+// TestPartialAndReadings: a partial subject is denied when some continuation matches and allowed
+// only when every one does; readings are denied but never allowed; an unjudged call is denied by
+// a rule whose first word it mentions, and never allowed by a pattern.
+func TestPartialAndReadings(t *testing.T) {
+	deny := Policy{Mode: ModeFull, Deny: rules(t, "bash(git push*)")}
+	allow := Policy{Mode: ModeAsk, Allow: rules(t, "bash(git *)", "bash(ls)")}
+	tests := []struct {
+		name   string
+		policy Policy
+		a      Access
+		want   Verdict
+		reason string
+	}{
+		{"partial could be a push", deny, Access{Effect: EffectExec, Partial: []string{"git "}}, Deny,
+			"bash(git …) is denied by the rule bash(git push*)"},
+		{"partial within the pattern", deny, Access{Effect: EffectExec, Partial: []string{"git pu"}}, Deny, ""},
+		{"partial that cannot be a push", deny, Access{Effect: EffectExec, Partial: []string{"git pull "}}, Allow, ""},
+		{"reading", deny, Access{Effect: EffectExec, Subjects: []string{"env git push"},
+			Readings: []Reading{{Text: "git push", Of: "env git push"}}}, Deny,
+			"bash(env git push), read as git push, is denied by the rule bash(git push*)"},
+		{"partial reading", deny, Access{Effect: EffectExec, Subjects: []string{"xargs git"},
+			Readings: []Reading{{Text: "git ", Of: "xargs git", Partial: true}}}, Deny, ""},
+		{"unjudged mentioning git", deny, Access{Effect: EffectExec, Opaque: true, Why: "it defines an alias",
+			Unjudged: "alias p='git push'; p\np=git push"}, Deny,
+			"bash(alias p='git push'; p) (which cannot be judged: it defines an alias; and it mentions git) is denied by the rule bash(git push*)"},
+		{"unjudged not mentioning git", deny, Access{Effect: EffectExec, Opaque: true, Unjudged: "source x"}, Allow, ""},
+		{"allow covers every continuation", allow, Access{Effect: EffectExec, Partial: []string{"git log "}}, Allow, ""},
+		{"allow cannot cover a continuation", allow, Access{Effect: EffectExec, Partial: []string{"ls "}}, Ask, "is not known in full"},
+		{"allow ignores readings", allow, Access{Effect: EffectExec, Subjects: []string{"env git log"},
+			Readings: []Reading{{Text: "git log", Of: "env git log"}}}, Ask, "bash(env git log) matches no allow rule"},
+		{"allow ignores unjudged", allow, Access{Effect: EffectExec, Subjects: []string{"git log"}, Opaque: true,
+			Why: "it does not parse", Unjudged: "git log '"}, Ask, "the allow rules do not cover it: it does not parse"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := tt.policy.Decide("bash", tt.a)
+			if d.Verdict != tt.want || tt.reason != "" && !strings.Contains(d.Reason, tt.reason) {
+				t.Errorf("got %s %q, want %s %q", d.Verdict, d.Reason, tt.want, tt.reason)
+			}
+		})
+	}
+}
+
+func TestGlobSomeAll(t *testing.T) {
+	tests := []struct {
+		pattern, prefix string
+		some, all       bool
+	}{
+		{"git push*", "git ", true, false},
+		{"git push*", "git push", true, true},
+		{"git push*", "git push --force ", true, true},
+		{"git push*", "git pull", false, false},
+		{"git push", "git push", true, false},
+		{"git push", "git push ", false, false},
+		{"*", "", true, true},
+		{"*push", "ls ", true, false},
+		{"g?t *", "git ", true, true},
+		{`git \*`, "git ", true, false},
+		{`git \\*`, `git \`, true, true},
+		{"", "", true, false},
+		{"", "x", false, false},
+	}
+	for _, tt := range tests {
+		if got := globSome(tt.pattern, tt.prefix); got != tt.some {
+			t.Errorf("globSome(%q, %q) = %v", tt.pattern, tt.prefix, got)
+		}
+		if got := globAll(tt.pattern, tt.prefix); got != tt.all {
+			t.Errorf("globAll(%q, %q) = %v", tt.pattern, tt.prefix, got)
+		}
+	}
+}

@@ -48,20 +48,31 @@ func (r *Runner) Run(ctx context.Context, call Call) Result {
 	if acc, ok := t.(Accessor); ok {
 		a = acc.Access(call.Args)
 	}
+	if res, ok := r.Judge(ctx, call, a); !ok {
+		return res
+	}
+	return runSafely(ctx, t, call)
+}
+
+// Judge puts a call that would do a through the policy, and the person where it asks; ok is true
+// when the call may run now, else res answers it (denied, or not_executed if ctx ended the wait).
+// Run judges every call of the registry's tools with it; the agent judges its doors (context,
+// transcript, agents) with it too, so that rules on them take effect.
+func (r *Runner) Judge(ctx context.Context, call Call, a Access) (res Result, ok bool) {
 	d := r.Policy.Decide(call.Name, a)
 	switch d.Verdict {
 	case Allow:
 	case Ask:
 		if res, ok := r.ask(ctx, call, d); !ok {
-			return res
+			return res, false
 		}
 	default:
-		return Denied("refused: " + d.Reason)
+		return Denied("refused: " + d.Reason), false
 	}
 	if ctx.Err() != nil {
-		return notExecuted("the session was stopped before it started")
+		return notExecuted("the session was stopped before it started"), false
 	}
-	return runSafely(ctx, t, call)
+	return Result{}, true
 }
 
 // ask puts call to the approver; ok is true when it may run, else res answers it.

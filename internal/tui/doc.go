@@ -1,6 +1,7 @@
 // Package tui is rein's terminal UI, `rein chat` (DESIGN §12.6): a client of the host API, with
 // the same semantics as the web chat. It owns the screen — a scrollback of the conversation, a
-// composer with history, a status line — and the keys; it owns nothing of the conversation.
+// panel for a call waiting for approval, a composer with history, a status line — and the keys;
+// it owns nothing of the conversation.
 //
 // What it shows is a projection of the conversation's event stream: records in seq order (a
 // resume replays them from the start, so a resumed conversation draws exactly as it did live) and

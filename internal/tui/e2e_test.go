@@ -64,12 +64,17 @@ type pane struct {
 	name string
 }
 
+// needTmux skips the test, saying why, under -short or without tmux; under CI (CI set) a missing
+// tmux fails it instead: CI installs it, and a test skipped there proves nothing.
 func needTmux(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end: skipped with -short")
 	}
 	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("end-to-end: needs tmux, and CI is set: install tmux (apt-get install tmux)")
+		}
 		t.Skip("end-to-end: needs tmux (apt-get install tmux)")
 	}
 }
@@ -292,4 +297,97 @@ func TestStartupToPrompt(t *testing.T) {
 	base, blo, bhi := measure("sh", "-c", "echo Send a message ready; read x")
 	t.Logf("rein chat start to prompt, %d runs: p50 %v (min %v, max %v); a shell printing the same words: p50 %v (min %v, max %v)",
 		runs, r(chat), r(lo), r(hi), r(base), r(blo), r(bhi))
+}
+
+// TestEndToEndApprovalIsNotAnsweredByTyping is the case in a real terminal: in ask mode,
+// a sentence typed while a bash call waits for approval — one that begins with "y" — does not
+// run the command; Tab, Enter does.
+func TestEndToEndApprovalIsNotAnsweredByTyping(t *testing.T) {
+	needTmux(t)
+	bin := reinBin(t)
+	home, ws, env := e2eSandbox(t)
+	script := filepath.Join(filepath.Dir(ws), "script.json")
+	b, _ := json.Marshal(map[string]any{"steps": []any{
+		map[string]any{"text": "I will mark it.", "tool_calls": []any{map[string]any{"name": "bash", "arguments": map[string]string{"command": "touch marker"}}}},
+		map[string]any{"text": "Marked."},
+	}})
+	if err := os.WriteFile(script, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(ws, "marker")
+
+	p := startPane(t, ws, env, 100, 30, bin, "chat", "--provider", "sim", "--sim-delay", "1ms", "--sim-script", script, "--permission-mode", "ask")
+	p.wait(10*time.Second, "Send a message", "ready")
+	p.text("mark it")
+	p.keys("Enter")
+	p.wait(10*time.Second, "$ touch marker", "Tab to answer", "Tab answer · Esc stop")
+
+	// Typed key by key (send-keys -l is keystrokes, not a paste), then sent as a message. The
+	// chat's mutations run in order, so once the record holds the message, an answer the typing
+	// had made would be in the record before it.
+	const typed = "yes, but tell me first why"
+	p.text(typed)
+	p.wait(5*time.Second, "tell me first why")
+	p.keys("Enter")
+	_, path := onlySession(t, bin, home, ws)
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(strings.Join(recordOrder(t, path, "tell me first why"), ","), "typed"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the typed message never reached the record:\n%s", p.screen())
+		}
+		time.Sleep(5 * time.Millisecond) // a polling interval
+	}
+	if got := recordOrder(t, path, "tell me first why"); strings.Join(got, ",") != "approval asked,typed" {
+		t.Fatalf("typing answered the approval: the record holds %q\n%s", got, p.screen())
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("the command ran before it was approved (stat: %v):\n%s", err, p.screen())
+	}
+	scr := p.wait(5*time.Second, typed+" · waiting: steering at the next step")
+	if !strings.Contains(scr, "$ touch marker") || strings.Contains(scr, "✓ allowed") {
+		t.Fatalf("the approval is no longer shown:\n%s", scr)
+	}
+
+	// The explicit answer runs it.
+	p.keys("Tab")
+	p.wait(5*time.Second, "❯ Allow once", "Enter answer · Esc stop")
+	p.keys("Enter")
+	p.wait(10*time.Second, "✓ allowed bash", "▸ bash touch marker ✓")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the approved command did not run: %v", err)
+	}
+	p.wait(10*time.Second, "ready")
+	p.keys("C-c", "C-c")
+	p.waitGone(10 * time.Second)
+
+	// The record says the same, in order: asked, the typed message, then the one answer.
+	if got := recordOrder(t, path, typed); strings.Join(got, ",") != "approval asked,typed,approval allowed" {
+		t.Fatalf("the record's order is %q, want [approval asked typed approval allowed]", got)
+	}
+}
+
+// recordOrder lists a record's approvals (by state) and the submissions whose text contains
+// typed ("typed"), in the record's order.
+func recordOrder(t testing.TB, path, typed string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r struct {
+			Kind    string
+			Payload struct{ State, Text string }
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			continue // a line being written
+		}
+		switch {
+		case r.Kind == "approval":
+			order = append(order, "approval "+r.Payload.State)
+		case r.Kind == "submission" && r.Payload.Text != "" && strings.Contains(r.Payload.Text, typed):
+			order = append(order, "typed")
+		}
+	}
+	return order
 }

@@ -139,3 +139,17 @@ func TestGoldenHelp(t *testing.T) {
 	d.waitScreen("Ctrl+O")
 	golden(t, d, "help")
 }
+
+func TestGoldenApproval(t *testing.T) {
+	f := newFake()
+	f.caps = append(f.caps, CapApprovals)
+	d, s := withConversation(t, f)
+	askCall(f, s,
+		host.ApprovalV{CallID: "c2", Name: "bash", Args: `{"command":"go test ./parser/...\ngit commit -am 'parser: accept an empty input'","description":"test and commit"}`},
+		host.ApprovalV{CallID: "c3", Name: "write_file", Args: `{"path":"parser/empty_test.go","content":"package parser\n"}`},
+	)
+	d.waitScreen("1 more waiting")
+	golden(t, d, "approval")
+	d.press("tab", "right")
+	golden(t, d, "approval-focused")
+}

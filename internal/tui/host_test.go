@@ -225,8 +225,13 @@ func TestRealHostApprovalAndModel(t *testing.T) {
 	}
 	d.typ("what do the notes say?")
 	d.press("enter")
-	d.waitScreen("⚠ bash asks to run: cat notes.txt")
+	d.waitScreen("$ cat notes.txt")
 	d.typ("y")
+	d.settle()
+	if d.m.composer.Value() != "y" || !strings.Contains(d.screen(), "$ cat notes.txt") {
+		t.Fatalf("a letter typed answered the approval:\n%s", d.screen())
+	}
+	d.press("backspace", "tab", "enter")
 	d.waitScreen("✓ allowed bash")
 	d.waitScreen("● It says hello.")
 	d.until("ready", func() bool { return !d.m.working() })

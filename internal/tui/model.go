@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -83,6 +82,7 @@ type Model struct {
 	inflight opKind // which
 
 	answering map[string]bool // approvals this client answered, until the state drops them
+	panel     panel           // the approval panel's focus (approval.go)
 
 	picker *picker
 	armed  bool   // a Ctrl-C with nothing running: the next one quits
@@ -171,8 +171,10 @@ func (m *Model) working() bool { return host.Working(m.state) || len(m.outbox) >
 // Conversation returns the id of the conversation shown ("" before the first send).
 func (m *Model) Conversation() string { return m.conv }
 
-// Update applies one message.
+// Update applies one message. Whatever it changed, the approval panel keeps the focus only for
+// the call it was given it for.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	defer m.syncPanel()
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -182,6 +184,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.key(msg)
 	case tea.PasteMsg:
 		m.flash, m.armed = "", false
+		if m.panel.call != "" {
+			m.blurPanel() // a paste is text: it goes to the composer, and the focus with it
+		}
 		var cmd tea.Cmd
 		m.composer, cmd = m.composer.Update(msg)
 		m.layout()
@@ -208,10 +213,17 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	if m.picker != nil {
 		return m.pickerKey(s)
 	}
-	// A tool call waiting for the person's approval is answered with a key, unless a message is
-	// being typed; Esc still stops.
-	if a, ok := m.awaiting(); ok && (s == "y" || s == "n") && m.composer.Value() == "" {
-		return m.answer(a, s == "y")
+	// A tool call waiting for the person's approval is answered in its panel, which takes the
+	// keys only from Tab; what is typed into the composer never answers it (approval.go).
+	m.syncPanel()
+	if a, ok := m.awaiting(); ok {
+		if m.panelFocused() {
+			if cmd, handled := m.panelKey(a, s); handled {
+				return cmd
+			}
+		} else if s == "tab" || s == "shift+tab" {
+			return m.focusPanel(a)
+		}
 	}
 	switch s {
 	case "ctrl+c":
@@ -236,6 +248,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return m.exit()
 		}
 	case "enter":
+		if _, ok := m.awaiting(); ok && strings.TrimSpace(m.composer.Value()) == "" {
+			m.flash = "Tab to answer the approval"
+			return nil
+		}
 		return m.submit(false)
 	case "alt+enter":
 		return m.submit(true)
@@ -514,42 +530,6 @@ func (m *Model) meta(p any, replayed bool) {
 	case *record.Submission:
 		if b.Op != "" || b.State != host.Accepted {
 			m.seen(b)
-		}
-	}
-}
-
-// awaiting returns the oldest tool call waiting for the person's approval that this client has
-// not answered yet.
-func (m *Model) awaiting() (host.ApprovalV, bool) {
-	for _, a := range m.state.Approvals {
-		if !m.answering[a.CallID] {
-			return a, true
-		}
-	}
-	return host.ApprovalV{}, false
-}
-
-// answer allows or denies a call waiting for approval.
-func (m *Model) answer(a host.ApprovalV, allow bool) tea.Cmd {
-	if m.appr == nil || !m.caps[CapApprovals] {
-		m.sb.notice(warn, "this host cannot take an answer to %s (it does not advertise %s)", a.Name, CapApprovals)
-		return nil
-	}
-	if m.answering == nil {
-		m.answering = map[string]bool{}
-	}
-	m.answering[a.CallID] = true
-	ap, opID, callID := m.appr, m.opt.NewOp(), a.CallID
-	return m.enqueue(op{kind: opApprove, run: func(ctx context.Context, conv string) tea.Msg {
-		return approvedMsg{callID, allow, ap.Approve(ctx, conv, opID, callID, allow)}
-	}})
-}
-
-// forgetAnswered drops the answers the published state no longer waits on.
-func (m *Model) forgetAnswered() {
-	for id := range m.answering {
-		if !slices.ContainsFunc(m.state.Approvals, func(a host.ApprovalV) bool { return a.CallID == id }) {
-			delete(m.answering, id)
 		}
 	}
 }

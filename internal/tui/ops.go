@@ -261,6 +261,11 @@ func (m *Model) open(v host.View) tea.Cmd {
 	m.conv, m.title, m.state, m.seq, m.base = v.ID, v.Title, v.State, 0, v.State.Seq
 	m.sb.reset()
 	m.used, m.usedExact, m.retryAt, m.scroll, m.outbox = 0, false, time.Time{}, 0, nil
+	if v.Held != nil {
+		// Its stream is refused until that process lets go; the chat keeps asking meanwhile.
+		m.sb.notice(warn, "conversation %s is held by %s: another rein process is writing it, and a session has one writer at a time. "+
+			"It shows here once that process lets go; if it is a rein serve, talk to it there (rein chat --connect <its URL>)", v.ID, v.Held)
+	}
 	return tea.Batch(m.subscribe(0), m.fetchTranscript(false), m.startTicking())
 }
 

@@ -42,6 +42,7 @@ func helpLines() []string {
 		{"Alt+Enter", "send queued: delivered after the running exchange"},
 		{"Ctrl+J, Shift+Enter", "new line"},
 		{"Esc, Ctrl+C", "Stop: the exchange ends, waiting messages come back here"},
+		{"Tab", "answer a call waiting for approval (←→, Enter)"},
 		{"Ctrl+C twice", "quit, when nothing runs"},
 		{"Up, Down", "earlier messages, at the composer's first or last line"},
 		{"PgUp, PgDn", "scroll; Esc or Ctrl+L back to the bottom"},

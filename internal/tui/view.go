@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -12,8 +10,8 @@ import (
 	"github.com/reinhq/rein/internal/host"
 )
 
-// The screen, top to bottom: the scrollback (or the session picker), a rule, the composer, and
-// the status line.
+// The screen, top to bottom: the scrollback (or the session picker), the approval panel while a
+// call waits for the person (approval.go), a rule, the composer, and the status line.
 
 // picker is the session picker: a list of conversations to open.
 type picker struct {
@@ -70,7 +68,7 @@ func (m *Model) layout() {
 
 // scrollHeight is the number of rows the scrollback has.
 func (m *Model) scrollHeight() int {
-	return max(m.height-m.composer.Height()-2, 1)
+	return max(m.height-m.composer.Height()-2-len(m.panelLines(max(m.width, 20))), 1)
 }
 
 // pending are the lines of messages sent but not yet in the record: the outbox, and submissions
@@ -94,37 +92,7 @@ func (m *Model) pending(width int) []string {
 			out = append(out, sty.dim.Render(ansi.Strip(l)))
 		}
 	}
-	if a, ok := m.awaiting(); ok {
-		head := fmt.Sprintf("⚠ %s asks to run: %s", a.Name, argsLine(a.Args))
-		out = append(out, sty.warn.Render(ansi.Truncate(head, max(width-1, 8), "…")))
-		hint := "  y allow · n deny · Esc stop"
-		n := -1
-		for _, w := range m.state.Approvals {
-			if !m.answering[w.CallID] {
-				n++
-			}
-		}
-		if n > 0 {
-			hint += fmt.Sprintf(" · %d more waiting", n)
-		}
-		out = append(out, sty.dim.Render(hint))
-	}
 	return out
-}
-
-// argsLine is a call's arguments on one line: a command as it is, else compact JSON.
-func argsLine(args string) string {
-	var v map[string]any
-	if json.Unmarshal([]byte(args), &v) == nil {
-		if c, ok := v["command"].(string); ok && c != "" {
-			return strings.Join(strings.Fields(c), " ")
-		}
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, []byte(args)) == nil {
-		return b.String()
-	}
-	return strings.Join(strings.Fields(args), " ")
 }
 
 // visible returns n lines of the scrollback, skip lines up from its bottom, and how many lines
@@ -202,6 +170,7 @@ func (m *Model) draw() (string, *tea.Cursor) {
 	w := max(m.width, 20)
 	comp := strings.Split(m.composer.View(), "\n")
 	h := m.scrollHeight()
+	panel := m.panelLines(w)
 	var body []string
 	if m.picker != nil {
 		body = m.picker.lines(w, h, m.conv)
@@ -224,6 +193,10 @@ func (m *Model) draw() (string, *tea.Cursor) {
 	for i := pad + len(body); i < h; i++ {
 		b.WriteByte('\n')
 	}
+	for _, l := range panel {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
 	b.WriteString(m.rule(w))
 	b.WriteByte('\n')
 	for i, l := range comp {
@@ -240,7 +213,7 @@ func (m *Model) draw() (string, *tea.Cursor) {
 	if m.picker == nil {
 		if c := m.composer.Cursor(); c != nil {
 			c.Position.X += 2
-			c.Position.Y += h + 1
+			c.Position.Y += h + len(panel) + 1
 			cur = c
 		}
 	}
@@ -297,8 +270,10 @@ func (m *Model) status(w int) string {
 	switch {
 	case m.flash != "":
 		right = m.flash
+	case asking && m.panelFocused():
+		right = "Enter answer · Esc stop"
 	case asking:
-		right = "y allow · n deny · Esc stop"
+		right = "Tab answer · Esc stop"
 	case m.working():
 		right = "Esc stop"
 	case m.conv != "":

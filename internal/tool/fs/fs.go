@@ -4,9 +4,17 @@
 // outcome denied. Absolute paths inside the workspace are accepted; relative paths are relative to
 // the workspace root.
 //
+// Only regular files are read, written or edited (and searched): a named pipe, a device or a
+// socket is refused by name. Every file is opened with O_NONBLOCK and judged by its own mode once
+// open (fstat), so that no call waits on a named pipe for ever, even one swapped in after a check.
+//
 // glob and grep skip .git and what the workspace root's .gitignore ignores. The .gitignore reader
 // is hand-written and small (rooted and unrooted patterns, *, ?, [...], **, trailing / for
 // directories, ! to re-include); nested .gitignore files and git's global excludes are not read.
+// Every wait and every long piece of work answers a Stop (the call's ctx) within milliseconds, and
+// each search is bounded in the entries it visits, its depth, its answer's size and its time; the
+// answer says which bound cut it short. Glob patterns match in time linear in their size and the
+// path's depth (match.go), and grep hands Go's linear-time regexp bounded pieces of text.
 package fstool
 
 import (
@@ -28,6 +36,8 @@ type Workspace struct {
 	dir  string // absolute and clean
 	real string // dir with symbolic links resolved, also accepted in absolute paths
 	root *os.Root
+	// limits bound each glob and grep call (tests lower them).
+	limits limits
 }
 
 // Open opens the workspace directory dir.
@@ -44,7 +54,7 @@ func Open(dir string) (*Workspace, error) {
 	if err != nil {
 		real = abs
 	}
-	return &Workspace{dir: abs, real: real, root: root}, nil
+	return &Workspace{dir: abs, real: real, root: root, limits: defaultLimits}, nil
 }
 
 // Close releases the workspace's directory handle.
@@ -101,7 +111,10 @@ func (w *Workspace) rel(p string) (string, error) {
 // fail turns an error from using path p into the Result the model reads.
 func (w *Workspace) fail(p string, err error) tool.Result {
 	var out *OutsideError
+	var irr *IrregularError
 	switch {
+	case errors.As(err, &irr):
+		return tool.Failure("%s", irr.Error())
 	case errors.As(err, &out):
 		return tool.Denied("refused: " + out.Error())
 	case escapes(err):

@@ -387,7 +387,7 @@ func TestIgnore(t *testing.T) {
 		{"main.go", false, false, "not ignored"},
 	}
 	for _, tt := range tests {
-		if got := ig.ignored(tt.name, tt.dir); got != tt.want {
+		if got, _ := ig.ignored(context.Background(), tt.name, tt.dir); got != tt.want {
 			t.Errorf("%s: ignored(%q, dir %v) = %v", tt.label, tt.name, tt.dir, got)
 		}
 	}

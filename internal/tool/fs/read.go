@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -61,18 +63,16 @@ func (r readFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	if err != nil {
 		return r.w.fail(a.Path, err)
 	}
-	f, err := r.w.root.Open(rel)
+	if fi, err := r.w.statRegular(rel, a.Path, "read_file reads"); err != nil {
+		return r.w.fail(a.Path, err)
+	} else if fi.IsDir() {
+		return tool.Failure("%s is a directory; list it with glob", a.Path)
+	}
+	f, fi, err := r.w.openRegular(rel, os.O_RDONLY, 0, a.Path, "read_file reads")
 	if err != nil {
 		return r.w.fail(a.Path, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return r.w.fail(a.Path, err)
-	}
-	if fi.IsDir() {
-		return tool.Failure("%s is a directory; list it with glob", a.Path)
-	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, _ := br.Peek(sniffLen)
 	if isBinary(head) {
@@ -81,17 +81,24 @@ func (r readFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	if fi.Size() == 0 {
 		return tool.Success(fmt.Sprintf("(%s is empty)", a.Path))
 	}
-	return readLines(br, a.Path, a.Offset, a.Limit)
+	return readLines(ctx, br, a.Path, a.Offset, a.Limit)
 }
 
-// readLines numbers lines offset to offset+limit-1 of br.
-func readLines(br *bufio.Reader, name string, offset, limit int) tool.Result {
+// readLines numbers lines offset to offset+limit-1 of br. A file is regular, so the reading ends,
+// but a large one can take a while to skip through: a Stop ends it between lines.
+func readLines(ctx context.Context, br *bufio.Reader, name string, offset, limit int) tool.Result {
 	var b strings.Builder
 	n := 0 // lines seen
 	for {
-		line, clipped, err := readLine(br)
+		if ctx.Err() != nil {
+			return interrupted(fmt.Sprintf("read_file stopped at line %d of %s", n+1, name))
+		}
+		line, clipped, err := readLine(ctx, br)
 		eof := errors.Is(err, io.EOF)
 		if err != nil && !eof {
+			if ctx.Err() != nil {
+				return interrupted(fmt.Sprintf("read_file stopped at line %d of %s", n+1, name))
+			}
 			return tool.Failure("read %s: %v", name, err)
 		}
 		if eof && line == "" && clipped == 0 {
@@ -126,9 +133,12 @@ func readLines(br *bufio.Reader, name string, offset, limit int) tool.Result {
 
 // readLine reads one line without its newline, keeping at most maxLineBytes of it (cut on a
 // character boundary) and counting the bytes it clipped.
-func readLine(br *bufio.Reader) (line string, clipped int, err error) {
+func readLine(ctx context.Context, br *bufio.Reader) (line string, clipped int, err error) {
 	var keep []byte
 	for {
+		if err := ctx.Err(); err != nil {
+			return string(keep), clipped, err
+		}
 		frag, err := br.ReadSlice('\n')
 		if room := maxLineBytes - len(keep); room > 0 {
 			keep = append(keep, frag[:min(room, len(frag))]...)
@@ -162,4 +172,9 @@ func lastRuneStart(b []byte) int {
 		}
 	}
 	return len(b) - 1
+}
+
+// interrupted is the Result of a call a Stop cut short, saying where.
+func interrupted(where string) tool.Result {
+	return tool.Result{Content: "[interrupted: " + where + " when the session was stopped]", IsError: true, Outcome: record.Interrupted}
 }

@@ -3,8 +3,9 @@ package fstool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io/fs"
+	"os"
 	"path"
 	"strings"
 
@@ -53,17 +54,39 @@ func (t writeFile) Run(ctx context.Context, call tool.Call) tool.Result {
 		}
 	}
 	verb := "created"
-	if fi, err := t.w.root.Stat(rel); err == nil {
-		if fi.IsDir() {
-			return tool.Failure("%s is a directory", a.Path)
-		}
+	fi, err := t.w.statRegular(rel, a.Path, "write_file writes")
+	var irr *IrregularError
+	switch {
+	case errors.As(err, &irr):
+		return t.w.fail(a.Path, err)
+	case err == nil && fi.IsDir():
+		return tool.Failure("%s is a directory", a.Path)
+	case err == nil:
 		verb = "overwrote"
 	}
-	// An existing file keeps its mode; a new one gets 0644 less the umask.
-	if err := t.w.root.WriteFile(rel, []byte(a.Content), 0o644); err != nil {
+	// An existing file keeps its mode; a new one gets 0644 less the umask. The file is truncated
+	// only once it is known to be a regular file.
+	f, _, err := t.w.openRegular(rel, os.O_WRONLY|os.O_CREATE, 0o644, a.Path, "write_file writes")
+	if err != nil {
+		return t.w.fail(a.Path, err)
+	}
+	err = replace(f, []byte(a.Content))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return t.w.fail(a.Path, err)
 	}
 	return tool.Success(fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, a.Path, len(a.Content), lineCount(a.Content)))
+}
+
+// replace makes data the whole content of the open regular file f.
+func replace(f *os.File, data []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	_, err := f.WriteAt(data, 0)
+	return err
 }
 
 func lineCount(s string) int {
@@ -73,6 +96,9 @@ func lineCount(s string) int {
 	}
 	return n
 }
+
+// maxEditFile bounds the file edit_file reads whole.
+const maxEditFile = 16 << 20
 
 type editFile struct{ w *Workspace }
 
@@ -117,15 +143,29 @@ func (t editFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	if err != nil {
 		return t.w.fail(a.Path, err)
 	}
-	fi, err := t.w.root.Stat(rel)
+	fi, err := t.w.statRegular(rel, a.Path, "edit_file edits")
 	if err != nil {
 		return t.w.fail(a.Path, err)
 	}
 	if fi.IsDir() {
 		return tool.Failure("%s is a directory", a.Path)
 	}
-	data, err := t.w.root.ReadFile(rel)
+	tooLarge := tool.Failure("%s is larger than %d MiB, the most edit_file edits; change it with a command in bash (sed, say)", a.Path, maxEditFile>>20)
+	if fi.Size() > maxEditFile {
+		return tooLarge
+	}
+	f, fi, err := t.w.openRegular(rel, os.O_RDWR, 0, a.Path, "edit_file edits")
 	if err != nil {
+		return t.w.fail(a.Path, err)
+	}
+	defer f.Close()
+	data, err := readAll(ctx, f, fi.Size(), maxEditFile)
+	switch {
+	case ctx.Err() != nil:
+		return interrupted(fmt.Sprintf("edit_file stopped reading %s, which it left unchanged,", a.Path))
+	case errors.Is(err, errTooLarge):
+		return tooLarge
+	case err != nil:
 		return t.w.fail(a.Path, err)
 	}
 	if isBinary(data) {
@@ -148,7 +188,11 @@ func (t editFile) Run(ctx context.Context, call tool.Call) tool.Result {
 		text = text[:first] + a.New + text[first+len(a.Old):]
 		n = 1
 	}
-	if err := t.w.root.WriteFile(rel, []byte(text), fi.Mode()&fs.ModePerm); err != nil {
+	err = replace(f, []byte(text))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return t.w.fail(a.Path, err)
 	}
 	line := 1 + strings.Count(string(data[:first]), "\n")

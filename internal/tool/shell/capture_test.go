@@ -54,34 +54,3 @@ func TestCaptureBoundsMemory(t *testing.T) {
 		t.Errorf("Len = %d", c.Len())
 	}
 }
-
-func TestSegments(t *testing.T) {
-	tests := []struct {
-		line   string
-		want   []string
-		opaque bool
-	}{
-		{"git status", []string{"git status"}, false},
-		{"  git   push\torigin  ", []string{"git push origin"}, false},
-		{"a && b || c; d | e & f\ng", []string{"a", "b", "c", "d", "e", "f", "g"}, false},
-		{"echo 'a; b' \"c && d\"", []string{"echo 'a; b' \"c && d\""}, false},
-		{"echo a\\;b", []string{"echo a\\;b"}, false},
-		{"echo hi >&2; cat <&0 &> out", []string{"echo hi >&2", "cat <&0 &> out"}, false},
-		{"(cd x && make)", []string{"cd x", "make"}, false},
-		{"if git push; then echo ok; fi", []string{"git push", "echo ok"}, false},
-		{"{ git push; }", []string{"git push"}, false},
-		{"line \\\n continued", []string{"line continued"}, false},
-		{"ls $(rm -rf x)", []string{"ls $", "rm -rf x"}, true},
-		{"echo \"$(whoami)\"", []string{"echo \"$(whoami)\""}, true},
-		{"echo `id`", []string{"echo `id`"}, true},
-		{"diff <(a) <(b)", []string{"diff <", "a", "<", "b"}, true},
-		{"echo '$(not run)'", []string{"echo '$(not run)'"}, false},
-		{"", nil, false},
-	}
-	for _, tt := range tests {
-		got, opaque := Segments(tt.line)
-		if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(got) != len(tt.want) || opaque != tt.opaque {
-			t.Errorf("Segments(%q) = %q, %v; want %q, %v", tt.line, got, opaque, tt.want, tt.opaque)
-		}
-	}
-}

@@ -52,7 +52,7 @@ type Options struct {
 }
 
 // SecretEnv lists the environment variables never passed to a command.
-var SecretEnv = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}
+var SecretEnv = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "REIN_TOKEN"}
 
 // Tool is the bash tool. It is safe for concurrent calls; each starts in the working directory the
 // last finished call left.
@@ -132,12 +132,12 @@ func (t *Tool) Spec() provider.Tool {
 	}
 }
 
-// Access declares that bash runs commands, with each simple command of the line as a subject.
+// Access declares that bash runs commands, with each simple command of the parsed line as a
+// subject, and the commands its wrappers run as readings (see lineAccess).
 func (t *Tool) Access(args json.RawMessage) tool.Access {
 	var a struct{ Command string }
 	json.Unmarshal(args, &a)
-	segs, opaque := Segments(a.Command)
-	return tool.Access{Effect: tool.EffectExec, Subjects: segs, Opaque: opaque}
+	return lineAccess(a.Command)
 }
 
 // Dir is the working directory the next call starts in.
