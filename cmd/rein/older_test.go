@@ -51,7 +51,8 @@ func TestOlderRecordSettlesAsBefore(t *testing.T) {
 		t.Fatalf("doctor on the older record:\n%s", res)
 	}
 
-	if res := sb.rein(t, "resume", id); res.code != 0 {
+	// The record names the workspace it was made in; --cwd moves it to the sandbox's.
+	if res := sb.rein(t, "resume", id, "--cwd", sb.ws); res.code != 0 {
 		t.Fatalf("rein resume:\n%s", res)
 	}
 	settled, _ := os.ReadFile(path)
