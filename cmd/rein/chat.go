@@ -123,7 +123,7 @@ func chatHost(cmd *cobra.Command, f runFlags) (base, token string, info *wiring,
 	if err != nil {
 		return fail(exitf(exitUsage, "%v", err))
 	}
-	wired, err := resolveProvider(f.providerFlags, environ, cmd.ErrOrStderr())
+	wired, err := f.resolve(cmd.ErrOrStderr())
 	if err != nil {
 		return fail(err)
 	}

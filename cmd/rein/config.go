@@ -6,11 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"github.com/reinhq/rein/internal/agent"
 	"github.com/spf13/cobra"
 )
 
@@ -27,6 +29,11 @@ type config struct {
 	Deny           []string `toml:"deny"`
 	MaxTurns       int      `toml:"max_turns"`
 	MaxTokens      int      `toml:"max_tokens"`
+	Thinking       int      `toml:"thinking"` // a budget in tokens, applied where the provider takes one
+	Effort         string   `toml:"effort"`   // applied where the provider takes one
+	// The child agent limits; 0 is a value of its own (the agents tool off), so unset is nil.
+	MaxChildren      *int `toml:"max_children"`
+	MaxChildrenTotal *int `toml:"max_children_total"`
 }
 
 // settings is the configuration in force for this process: the file, then the environment.
@@ -54,6 +61,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("the config file %s does not read: %v", path, err)
 		default:
 			values := map[string]int64{"max_turns": int64(c.MaxTurns), "max_tokens": int64(c.MaxTokens), "context_window": c.ContextWindow}
+			for k, v := range map[string]*int{"max_children": c.MaxChildren, "max_children_total": c.MaxChildrenTotal} {
+				if v != nil {
+					values[k] = int64(*v)
+				}
+			}
 			if err := checkConfigNumbers(path, func(k string) bool { return md.IsDefined(k) }, func(k string) int64 { return values[k] }); err != nil {
 				return c, err
 			}
@@ -63,7 +75,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 					keys = append(keys, k.String())
 				}
 				sort.Strings(keys)
-				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens)", path, strings.Join(keys, ", "))
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total)", path, strings.Join(keys, ", "))
+			}
+			if c.Thinking != 0 && c.Thinking < agent.MinThinking {
+				return c, fmt.Errorf("the config file %s sets thinking = %d: a budget is at least %d tokens (or 0 for off)", path, c.Thinking, agent.MinThinking)
+			}
+			if c.Effort != "" && !slices.Contains(efforts, c.Effort) {
+				return c, fmt.Errorf("the config file %s sets effort = %q: it takes %s", path, c.Effort, strings.Join(efforts, ", "))
 			}
 		}
 	}
@@ -106,9 +124,16 @@ func applySettings(cmd *cobra.Command, _ []string) error {
 		}
 		return strconv.FormatInt(n, 10)
 	}
+	opt := func(n *int) string {
+		if n == nil {
+			return ""
+		}
+		return strconv.Itoa(*n)
+	}
 	for name, value := range map[string]string{
 		"permission-mode": c.PermissionMode, "context-window": num(c.ContextWindow),
 		"max-turns": num(int64(c.MaxTurns)), "max-tokens": num(int64(c.MaxTokens)),
+		"max-children": opt(c.MaxChildren), "max-children-total": opt(c.MaxChildrenTotal),
 	} {
 		if err := set(name, value); err != nil {
 			return err

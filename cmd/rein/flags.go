@@ -26,6 +26,8 @@ var numberRanges = []numberRange{
 	{flag: "delay", min: 0},
 	{flag: "context-limit", min: 0, hint: "0 means no limit"},
 	{flag: "at", min: 0, hint: "0 means every turn"},
+	{flag: "max-children", key: "max_children", min: 0, hint: "0 turns the agents tool off"},
+	{flag: "max-children-total", key: "max_children_total", min: 0, hint: "0 turns the agents tool off"},
 }
 
 // checkNumbers refuses a numeric flag given out of its range, saying the range (a usage error,

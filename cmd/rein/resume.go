@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"strconv"
 
 	"github.com/reinhq/rein/internal/fold"
 )
 
 // keepSettings fills the flags the person did not give from the settings a resumed session was
-// last run under (was): provider, base URL, model, context window and permission mode. A flag given
+// last run under (was): provider, base URL, model, context window, permission mode, and, with its
+// provider, thinking budget and reasoning effort. A flag given
 // changes its setting; the change is recorded by the resume and said (sayChanges). A session
 // belongs to its workspace: resuming it from another directory is refused unless --cwd moves it.
 func (f *runFlags) keepSettings(was fold.Meta, here string) error {
@@ -27,6 +29,14 @@ func (f *runFlags) keepSettings(was fold.Meta, here string) error {
 	}
 	if !f.set("permission-mode") && was.PermissionMode != "" {
 		f.permission = was.PermissionMode
+	}
+	if f.provider == was.Provider { // a budget or an effort means something only to its provider
+		if !f.set("thinking") && was.Thinking > 0 {
+			f.thinking = strconv.Itoa(was.Thinking)
+		}
+		if !f.set("effort") && was.Effort != "" {
+			f.effort = was.Effort
+		}
 	}
 	return nil
 }
@@ -47,6 +57,16 @@ func sayChanges(w io.Writer, was fold.Meta, ws string, wired *wiring, mode strin
 		change("context window", fmt.Sprint(was.ContextWindow), fmt.Sprint(wired.window))
 	}
 	change("permission mode", was.PermissionMode, mode)
+	budget := func(n int) string {
+		if n == 0 {
+			return "off"
+		}
+		return fmt.Sprint(n)
+	}
+	if was.Thinking > 0 || wired.thinking > 0 {
+		change("thinking budget", budget(was.Thinking), budget(wired.thinking))
+	}
+	change("reasoning effort", was.Effort, wired.effort)
 }
 
 func orPublic(u string) string {

@@ -35,6 +35,7 @@ type runFlags struct {
 	allow      []string
 	deny       []string
 	maxTokens  int
+	children   childFlags
 	prompt     string // -p
 	// changed says whether the person set a flag on the command line (not the config file).
 	changed func(name string) bool
@@ -53,6 +54,21 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringArrayVar(&f.deny, "deny", nil, `a rule refusing matching calls, e.g. "bash(git push*)" (repeatable; deny wins; adds to the config file's deny) — a convenience, not a boundary`)
 	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", 8192, "the output limit of each reply")
 	cmd.Flags().StringVarP(&f.prompt, "prompt", "p", "", `the prompt (as "rein -p" in other harnesses); or give it as arguments, or on standard input`)
+	f.children.register(cmd.Flags())
+}
+
+// resolve resolves the provider the flags name and checks the thinking budget against the
+// output limit the flags give it.
+func (f runFlags) resolve(log io.Writer) (*wiring, error) {
+	w, err := resolveProvider(f.providerFlags, environ, log)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.checkThinking(f.maxTokens); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
 }
 
 func newRunCmd() *cobra.Command {
@@ -63,11 +79,16 @@ func newRunCmd() *cobra.Command {
 		Long: `run gives the agent a prompt in a workspace and works until the model replies without
 a tool call. Every step is recorded in the session's record before it acts.
 
-Ctrl-C is Stop: the exchange ends at once, owed tool calls are answered truthfully,
-and rein exits 130; the session stays resumable. A second Ctrl-C within a second
-exits immediately (the record stays admissible; a resume settles it). A closed
-standard output (rein run ... | head -1) is a Stop too: the exchange ends the same
-way and rein exits 141, as a shell reports a command ended by SIGPIPE.
+Child agents the model starts (the agents tool) run beside it, each in a session of
+its own; run waits for them, takes their replies up as they arrive and lets the model
+continue, and ends once none is running.
+
+Ctrl-C is Stop: the exchange and every child agent end at once, owed tool calls are
+answered truthfully, each record is settled, and rein exits 130; the sessions stay
+resumable. A second Ctrl-C within a second exits immediately (the record stays
+admissible; a resume settles it). A closed standard output (rein run ... | head -1)
+is a Stop too: the exchange ends the same way and rein exits 141, as a shell reports
+a command ended by SIGPIPE.
 
 A session has one writer at a time: while another process (a rein run, a host) is
 writing it, rein run --resume refuses, naming that process, and exits 4.
@@ -236,7 +257,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 		return exitf(exitUsage, "%v", err)
 	}
-	wired, err := resolveProvider(f.providerFlags, environ, stderr)
+	wired, err := f.resolve(stderr)
 	if err != nil {
 		if sess != nil {
 			sess.Close()
@@ -251,7 +272,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		id := session.NewID(time.Now())
 		s, err := session.Create(filepath.Join(session.ProjectDir(root, ws), id), opts, &record.SessionStarted{
 			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
-			BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission,
+			BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
 		})
 		if err != nil {
 			return exitf(exitFailed, "cannot create the session: %v", err)
@@ -263,9 +284,11 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	ds := doors(ws, wired, f)
 	a := agent.New(agent.Config{
 		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
-		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission,
+		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
 		System: systemPrompt(ws), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
+		AwaitChildren: true,
 	})
+	kids := a.Children()
 	out := newPrinter(stdout, stderr, f.asJSON)
 	out.session(sess)
 	updates, unsubscribe := sess.Subscribe()
@@ -317,19 +340,19 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 	}()
 
+	if kids != nil {
+		// A Stop (Ctrl-C, a closed standard output) stops the children beside the parent, not
+		// after it.
+		defer context.AfterFunc(ctx, kids.Stop)()
+	}
+	// The exchange awaits the child agents the model starts: their replies are taken up as they
+	// arrive, as harness-authored imports, and the model continues (agent.Config.AwaitChildren).
 	res := a.TakeUp(ctx, agent.Prompt{Text: prompt})
-	// Child agents the model started go on after its reply; rein waits for them (Ctrl-C stops
-	// them) and takes up their replies, which wait in the inbox for a turn boundary.
-	if kids := childrenOf(ds); kids != nil {
-		for res.Reason == fold.Replied && ctx.Err() == nil && (kids.Running() > 0 || a.Pending()) {
-			if n := kids.Running(); n > 0 {
-				fmt.Fprintf(stderr, "rein: waiting for %d child agent(s) (Ctrl-C stops them)\n", n)
-				kids.WaitAll(ctx)
-			}
-			if ctx.Err() != nil || !a.Pending() {
-				break
-			}
-			res = a.TakeUp(ctx, agent.Prompt{Text: "[rein: your child agents have finished; their replies follow.]"})
+	if kids != nil {
+		// Whatever ended the exchange, no child outlives rein: each is stopped, settled and closed,
+		// and a reply that reached the parent too late to be taken up is recorded.
+		if err := errors.Join(kids.Close(), a.RecordArrivals(res.Reason)); err != nil && res.Err == nil {
+			res.Err = err
 		}
 	}
 	finish()
@@ -511,6 +534,11 @@ func (p *printer) update(s *session.Session, u session.Update) {
 	case *record.ToolResults:
 		for _, r := range b.Results {
 			p.line(p.out, "  ⎿ %s%s\n", outcomeWord(r.Outcome), preview(r.Content))
+		}
+	case *record.Import:
+		if b.Source == "child" && len(b.Message.Parts) > 0 {
+			head, _, _ := strings.Cut(b.Message.Parts[0].Text, "\n")
+			p.line(p.err, "%s\n", head)
 		}
 	case *record.Repaired:
 		p.line(p.err, "rein: repaired the reply: %s\n", b.What)

@@ -89,7 +89,7 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 		}
 		return agent.New(agent.Config{
 			Session: sess, Wire: wired.wire, Provider: wired.name, Model: model, MaxTokens: f.maxTokens,
-			System: systemPrompt(ws), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
+			Thinking: wired.thinking, Effort: wired.effort, System: systemPrompt(ws), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
 		}), nil
 	}
 }
@@ -103,7 +103,7 @@ func serve(cmd *cobra.Command, f runFlags, addr string) error {
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
-	wired, err := resolveProvider(f.providerFlags, environ, cmd.ErrOrStderr())
+	wired, err := f.resolve(cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}

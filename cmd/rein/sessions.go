@@ -251,6 +251,10 @@ func printMessage(out io.Writer, m record.Message) {
 		case record.PartText:
 			fmt.Fprintf(out, "%s: %s\n", m.Role, p.Text)
 		case record.PartThinking:
+			if p.Text == "" {
+				fmt.Fprintf(out, "%s (reasoning, kept encrypted by the provider)\n", m.Role)
+				continue
+			}
 			fmt.Fprintf(out, "%s (thinking): %s\n", m.Role, p.Text)
 		case record.PartRedacted:
 			fmt.Fprintf(out, "%s (redacted thinking)\n", m.Role)

@@ -52,7 +52,8 @@ func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
 	return &tool.Runner{Tools: reg, Policy: pol}, nil
 }
 
-// doorNames are the names of the doors every session has (context, transcript, agents).
+// doorNames are the names of the doors a session may have (context, transcript, agents), for
+// judging the names rules give.
 func doorNames() []string {
 	var names []string
 	for _, d := range append(agent.Doors(), &agent.Children{}) {
@@ -61,19 +62,14 @@ func doorNames() []string {
 	return names
 }
 
-// doors are the tools that act on the session itself: context, transcript and agents.
+// doors are the tools that act on the session itself: context, transcript and agents (unless the
+// child limits turn it off).
 func doors(ws string, wired *wiring, f runFlags) []agent.Door {
-	return append(agent.Doors(), &agent.Children{Spawn: spawner(ws, wired, f)})
-}
-
-// childrenOf finds the agents door among doors.
-func childrenOf(ds []agent.Door) *agent.Children {
-	for _, d := range ds {
-		if c, ok := d.(*agent.Children); ok {
-			return c
-		}
+	ds := agent.Doors()
+	if kids := children(ws, wired, f); kids != nil {
+		ds = append(ds, kids)
 	}
-	return nil
+	return ds
 }
 
 // policyFrom judges a permission mode and its rules, and returns the policy they make.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +26,8 @@ type providerFlags struct {
 	window    int64
 	simDelay  time.Duration
 	simScript string
+	thinking  string // a budget in tokens, "off", or "" (not given)
+	effort    string
 	// recorded: provider, model and base URL come from a resumed session's record, which comes
 	// before the config file and the environment.
 	recorded bool
@@ -40,16 +44,23 @@ func (f *providerFlags) register(fl interface {
 	fl.Int64Var(&f.window, "context-window", 0, "the model's context window in tokens (default: known per model)")
 	fl.DurationVar(&f.simDelay, "sim-delay", 15*time.Millisecond, "with --provider sim: the delay between streamed chunks")
 	fl.StringVar(&f.simScript, "sim-script", "", "with --provider sim: a JSON script for the simulator to play")
+	fl.StringVar(&f.thinking, "thinking", "", "Anthropic extended thinking: a budget in tokens (at least 1024, below --max-tokens), or off")
+	fl.StringVar(&f.effort, "effort", "", "the reasoning effort of OpenAI reasoning models: low, medium or high")
 }
+
+// efforts are the reasoning efforts --effort takes.
+var efforts = []string{"low", "medium", "high"}
 
 // wiring is a resolved provider: the loop's wire, and what the record says about it.
 type wiring struct {
-	name    string
-	model   string
-	baseURL string // as given (empty: the provider's public endpoint)
-	window  int64
-	wire    agent.Wire
-	close   func()
+	name     string
+	model    string
+	baseURL  string // as given (empty: the provider's public endpoint)
+	window   int64
+	thinking int    // the extended-thinking budget, 0 for off
+	effort   string // the reasoning effort, "" for the model's default
+	wire     agent.Wire
+	close    func()
 }
 
 type funcWire struct {
@@ -91,6 +102,10 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 		}
 	}
 	w := &wiring{name: name, model: f.model, baseURL: f.baseURL, close: func() {}}
+	var err error
+	if w.thinking, w.effort, err = reasoning(name, f); err != nil {
+		return nil, err
+	}
 	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true}}
 	switch name {
 	case "anthropic":
@@ -123,13 +138,14 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 		if w.model == "" {
 			w.model = "gpt-5"
 		}
-		cfg := openai.Config{BaseURL: base, APIKey: key, HTTPClient: client, Headers: headers}
+		cfg := openai.Config{BaseURL: base, APIKey: key, HTTPClient: client, Headers: headers,
+			Compat: openai.Compat{Reasoning: name == "openrouter"}}
 		if name == "openai-responses" {
 			c := openai.NewResponses(cfg)
 			w.wire = funcWire{openai.EncodeResponses, openai.ValidateResponses, c.Send}
 		} else {
 			c := openai.NewChat(cfg)
-			w.wire = funcWire{openai.EncodeChat, openai.ValidateChat, c.Send}
+			w.wire = funcWire{cfg.Compat.EncodeChat, openai.ValidateChat, c.Send}
 		}
 	case "sim":
 		base, stop, err := startSim(f, log)
@@ -150,6 +166,76 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 		w.window = contextWindow(w.model)
 	}
 	return w, nil
+}
+
+// reasoning resolves --thinking and --effort for provider name, flags first (a resumed
+// session's recorded settings among them), then the configuration file, which a resumed session
+// does not read. A flag the provider cannot honour is refused; a file's value that does not
+// apply to it is passed over, since one file serves every provider. Anthropic (and the
+// simulator, which speaks its wire) takes a thinking budget; OpenAI's wires take an effort;
+// OpenRouter takes either, not both.
+func reasoning(name string, f providerFlags) (int, string, error) {
+	thinks := name == "anthropic" || name == "sim" || name == "openrouter"
+	reasons := name != "anthropic" && name != "sim"
+	file := settings
+	if f.recorded {
+		file = config{}
+	}
+	budget, effort := 0, ""
+	switch f.thinking {
+	case "":
+		if thinks {
+			budget = file.Thinking
+		}
+	case "off", "0":
+	default:
+		n, err := strconv.Atoi(f.thinking)
+		if err != nil || n < 0 {
+			return 0, "", exitf(exitUsage, "--thinking takes a budget in tokens (e.g. --thinking 8000) or off, not %q", f.thinking)
+		}
+		if !thinks {
+			return 0, "", exitf(exitUsage, "--thinking sets Anthropic's extended-thinking budget; --provider %s takes --effort %s instead", name, strings.Join(efforts, "|"))
+		}
+		if n < agent.MinThinking {
+			return 0, "", exitf(exitUsage, "--thinking %d is below the least budget Anthropic accepts, %d tokens: give --thinking %d or more, or --thinking off", n, agent.MinThinking, agent.MinThinking)
+		}
+		budget = n
+	}
+	switch {
+	case f.effort == "":
+		if reasons && (budget == 0 || name != "openrouter") {
+			effort = file.Effort
+		}
+	case !slices.Contains(efforts, f.effort):
+		return 0, "", exitf(exitUsage, "--effort takes %s, not %q", strings.Join(efforts, ", "), f.effort)
+	case !reasons:
+		return 0, "", exitf(exitUsage, "--effort sets the reasoning effort of OpenAI reasoning models; --provider %s takes a thinking budget instead: --thinking 8000", name)
+	default:
+		effort = f.effort
+	}
+	if name == "openrouter" && budget > 0 && effort != "" {
+		if f.thinking != "" && f.effort != "" {
+			return 0, "", exitf(exitUsage, "OpenRouter takes a thinking budget or an effort, not both: give --thinking or --effort")
+		}
+		budget = 0 // an effort given by flag wins over the file's budget
+	}
+	return budget, effort, nil
+}
+
+// checkThinking refuses a thinking budget (from --thinking, the configuration file or a resumed
+// session's record) the replies cannot hold: Anthropic requires it below max_tokens, which is
+// --max-tokens, or less under a small context window.
+func (w *wiring) checkThinking(maxTokens int) error {
+	if w.thinking == 0 {
+		return nil
+	}
+	if w.thinking >= maxTokens {
+		return exitf(exitUsage, "the thinking budget, %d tokens, must be below --max-tokens %d: it is spent within each reply's output limit; raise --max-tokens or lower --thinking", w.thinking, maxTokens)
+	}
+	if lim := agent.OutputLimit(maxTokens, w.window); w.thinking >= lim {
+		return exitf(exitUsage, "the thinking budget, %d tokens, does not fit: a context window of %d tokens holds replies of at most %d tokens, and the budget must be below that; lower --thinking or give a larger --context-window", w.thinking, w.window, lim)
+	}
+	return nil
 }
 
 // startSim starts the simulator in-process on a loopback port: a real HTTP server, so the

@@ -43,9 +43,13 @@ type Config struct {
 	BaseURL        string
 	PermissionMode string
 	MaxTokens      int
-	Thinking       int
-	System         string
-	Runner         *tool.Runner
+	// Thinking is the extended-thinking budget in tokens (0: off) and Effort the reasoning
+	// effort ("": the model's default), sent where the provider takes them and recorded with the
+	// session's start and each resume, so that a resume keeps them.
+	Thinking int
+	Effort   string
+	System   string
+	Runner   *tool.Runner
 	// Doors are tools that act on the session itself (context, transcript, agents); they are
 	// offered after the runner's tools, judged by the runner's policy and run by the loop.
 	Doors    []Door
@@ -54,6 +58,12 @@ type Config struct {
 	Window   int64 // the model's context window in tokens; 0 disables pressure
 	Nudges   int   // repairs per exchange before it ends; default 3
 	Now      func() time.Time
+	// AwaitChildren keeps an exchange open after the model's reply while child agents it started
+	// still work: their replies are taken up as they arrive and the model continues, and the
+	// exchange ends once none is running (rein run; a child agent). Without it the exchange ends
+	// at the reply and a later child's reply waits in the inbox for the owner to revive the agent
+	// (the host: OnArrival, BeginArrivals).
+	AwaitChildren bool
 }
 
 // Door is a tool that reads or edits the session it runs in.
@@ -80,6 +90,10 @@ type Agent struct {
 	// are recorded, or nil when the batch has made none. The context door judges each eviction
 	// against it, in the order the fold will apply them.
 	edited *fold.State
+
+	inbox     []arrival     // children's replies waiting for a turn boundary or a revival
+	onArrival func()        // the owner's revival hook (OnArrival)
+	woke      chan struct{} // closed at the next arrival or change in the children (wakeup)
 }
 
 // New returns an agent for cfg.
@@ -155,10 +169,10 @@ func (a *Agent) Settle(cwd, version string) error {
 	if st.Meta().Session == "" {
 		// The record is empty (a crash right after it was created): start it now.
 		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode})
+			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
 	}
 	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode})
+		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
 }
 
 // TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt
@@ -293,6 +307,15 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 			continue
 		}
 		if len(calls) == 0 {
+			more, err := a.await(ctx)
+			switch {
+			case err != nil:
+				return fold.Aborted, err
+			case more:
+				continue
+			case ctx.Err() != nil:
+				return fold.Cancelled, nil
+			}
 			return fold.Replied, nil
 		}
 		if err := a.runBatch(ctx, calls); err != nil {
@@ -304,12 +327,18 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 	}
 }
 
-// boundary delivers queued steering and weighs the context, at a turn boundary.
+// boundary delivers queued steering, then the children's replies waiting in the inbox (each an
+// import: a turn of its own, in the harness's voice), and weighs the context, at a turn boundary.
 func (a *Agent) boundary() error {
 	st := a.sess.State()
 	if st.Phase() == fold.AwaitingAssistantAfterToolResults || st.Phase() == fold.AwaitingAssistantAfterUser {
 		for _, t := range a.takePending() {
 			if err := a.sess.Append(&record.Steering{Text: t.Text, Source: "user", Submission: t.Submission}); err != nil {
+				return err
+			}
+		}
+		if xs := a.takeArrivals(); len(xs) > 0 {
+			if err := a.sess.Append(imports(xs, st.Next())...); err != nil {
 				return err
 			}
 		}
@@ -320,7 +349,9 @@ func (a *Agent) boundary() error {
 // request builds, validates and streams one request, with retries.
 func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) {
 	st := a.sess.State()
-	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(), MaxTokens: outputLimit(a.cfg.MaxTokens, a.window()), Thinking: a.cfg.Thinking}
+	limit := OutputLimit(a.cfg.MaxTokens, a.window())
+	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(),
+		MaxTokens: limit, Thinking: thinkingBudget(a.cfg.Thinking, limit), Effort: a.cfg.Effort}
 	body, err := a.cfg.Wire.Encode(req)
 	if err != nil {
 		return provider.Reply{}, fmt.Errorf("encode the request: %w", err)

@@ -263,7 +263,9 @@ func TestNonObjectArguments(t *testing.T) {
 }
 
 // TestThinkingSignature: thinking and its signature are committed byte for byte and sent back as
-// received (on the Anthropic wire, signature and all).
+// received (on the Anthropic wire, signature and all). The OpenAI wires keep the reasoning's text
+// unsigned: these requests do not ask for a Responses item's encrypted content, so nothing is
+// sent back.
 func TestThinkingSignature(t *testing.T) {
 	const thought = "Let me think: the listing is short.\n  Two spaces, \"quotes\" and ünïcode ✓"
 	const sig = "EqQBCkYIBxgCKkD+/sig==" // base64-ish, with characters JSON might escape
@@ -281,10 +283,12 @@ func TestThinkingSignature(t *testing.T) {
 			}
 		}
 		if f.name != "anthropic" {
-			// The OpenAI clients publish reasoning live and keep none of it: it cannot be sent
-			// back to another provider (the openai package doc says why).
-			if th != nil {
-				t.Errorf("thinking committed from %s: %+v", f.name, th)
+			if th == nil || th.Text != thought || th.Signature != "" || th.Data != "" {
+				t.Fatalf("thinking committed from %s: %+v, want %q unsigned", f.name, th, thought)
+			}
+			second := h.sim.Requests()[1].Body
+			if strings.Contains(string(second), "quotes") || strings.Contains(string(second), "EqQBCkYI") {
+				t.Errorf("reasoning sent back on %s: %s", f.name, second)
 			}
 			return
 		}

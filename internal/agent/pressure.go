@@ -34,9 +34,9 @@ func (a *Agent) window() int64 {
 	return lim
 }
 
-// outputLimit is a request's max_tokens under window w: the configured limit, at most a quarter
+// OutputLimit is a request's max_tokens under window w: the configured limit, at most a quarter
 // of the window (and never under minOutput).
-func outputLimit(maxTokens int, w int64) int {
+func OutputLimit(maxTokens int, w int64) int {
 	if w > 0 && int64(maxTokens) > w/4 {
 		return max(int(w/4), minOutput)
 	}
@@ -45,7 +45,28 @@ func outputLimit(maxTokens int, w int64) int {
 
 // reserve is the room kept under window w for the reply (the output limit w allows) and for the
 // estimate's error.
-func reserve(maxTokens int, w int64) int64 { return int64(outputLimit(maxTokens, w)) + w/20 }
+func reserve(maxTokens int, w int64) int64 { return int64(OutputLimit(maxTokens, w)) + w/20 }
+
+// MinThinking is the least extended-thinking budget Anthropic accepts, in tokens.
+const MinThinking = 1024
+
+// thinkingBudget is the thinking budget a request with output limit limit can carry: the
+// configured one, kept below the limit as Anthropic requires. When a provider's refusal has
+// taught the session a window too small for the budget asked (cmd refuses one that does not fit
+// from the start), the budget shrinks with the limit, and thinking is left off for a limit too
+// small for even the least budget.
+func thinkingBudget(thinking, limit int) int {
+	if thinking <= 0 {
+		return 0
+	}
+	if thinking >= limit {
+		thinking = limit - 1
+	}
+	if thinking < MinThinking {
+		return 0
+	}
+	return thinking
+}
 
 // toolTokens estimates what the tool definitions cost every request, in tokens.
 func (a *Agent) toolTokens() int64 {

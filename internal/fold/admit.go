@@ -62,10 +62,10 @@ func (s *State) Admit(turn int64, d Draft) ([]record.Part, []Repair, Verdict) {
 			}
 			out = append(out, record.Part{Type: record.PartText, Text: p.Text})
 		case record.PartThinking:
-			if p.Text == "" && p.Signature == "" {
+			if p.Text == "" && p.Signature == "" && p.Data == "" {
 				continue
 			}
-			out = append(out, record.Part{Type: record.PartThinking, Text: p.Text, Signature: p.Signature})
+			out = append(out, record.Part{Type: record.PartThinking, Text: p.Text, Signature: p.Signature, Data: p.Data})
 		case record.PartRedacted:
 			if p.Data == "" {
 				continue

@@ -41,11 +41,17 @@ func (a *agent) step() {
 		}
 		var d Draft
 		for i, n := 0, rapid.IntRange(0, 3).Draw(a.t, "parts"); i < n; i++ {
-			switch rapid.IntRange(0, 3).Draw(a.t, "part") {
+			switch rapid.IntRange(0, 5).Draw(a.t, "part") {
 			case 0:
 				d.Parts = append(d.Parts, text(rapid.SampledFrom([]string{"", " ", "done", "ok\n"}).Draw(a.t, "text")))
 			case 1:
 				d.Parts = append(d.Parts, record.Part{Type: record.PartThinking, Text: "hmm", Signature: "sig"})
+			case 2: // OpenAI reasoning: an item to send back to the Responses API, or unsigned
+				p := record.Part{Type: record.PartThinking, Text: rapid.SampledFrom([]string{"", "**Plan**"}).Draw(a.t, "summary")}
+				if rapid.Bool().Draw(a.t, "item") {
+					p.Data = fmt.Sprintf(`{"id":"rs_%d_%d","type":"reasoning","encrypted_content":"gAAA","summary":[]}`, s.Seq(), i)
+				}
+				d.Parts = append(d.Parts, p)
 			default:
 				id := rapid.SampledFrom([]string{"", "c1", "c2", "toolu_x", fmt.Sprintf("c%d", s.Seq())}).Draw(a.t, "id")
 				args := rapid.SampledFrom([]string{`{"command":"ls"}`, `"ls"`, `[1]`, `null`, `{bad`, ``, ` { "a" : 1 } `}).Draw(a.t, "args")

@@ -167,6 +167,10 @@ type Meta struct {
 	// Limit is the smallest context limit a provider's refusal taught this session (a pressure
 	// event's limit), in tokens, or 0. A model change forgets it: it was that model's.
 	Limit int64
+	// Thinking and Effort are the reasoning settings the session was last started or resumed
+	// with (an extended-thinking budget in tokens, a reasoning effort), so a resume keeps them.
+	Thinking int
+	Effort   string
 }
 
 // Submission is the folded lifecycle of one host submission (DESIGN §12.2).
@@ -489,9 +493,11 @@ func (s *State) applyEvent(r record.Record) {
 		s.meta.ContextWindow, s.meta.Cwd = b.ContextWindow, b.Cwd
 		s.meta.Title, s.meta.Op, s.meta.Created, s.meta.Parent = b.Title, b.Op, r.Time, b.Parent
 		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
+		s.meta.Thinking, s.meta.Effort = b.Thinking, b.Effort
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
 		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
+		s.meta.Thinking, s.meta.Effort = b.Thinking, b.Effort
 		s.meta.Resumes++
 	case *record.Pressure:
 		if b.Limit > 0 && (s.meta.Limit == 0 || b.Limit < s.meta.Limit) {

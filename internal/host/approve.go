@@ -19,6 +19,14 @@ import (
 // conversation's provider and model (a switch recorded in sess, if the host still talks to that
 // provider; else the host's) and the approver that asks the person through the host.
 func (c *Conv) newAgent(sess *session.Session) (*agent.Agent, error) {
+	ag, err := c.buildAgent(sess)
+	if err == nil {
+		c.wireChildren(ag)
+	}
+	return ag, err
+}
+
+func (c *Conv) buildAgent(sess *session.Session) (*agent.Agent, error) {
 	if c.h.cfg.NewAgentFor == nil {
 		return c.h.cfg.NewAgent(sess)
 	}

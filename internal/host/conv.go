@@ -144,8 +144,10 @@ func (c *Conv) probeHeldLocked() {
 }
 
 // idleLocked reports whether the conversation could rest now: its session is open and nothing
-// needs it.
-func (c *Conv) idleLocked() bool { return c.sess != nil && c.ex == nil && c.subs == 0 }
+// needs it — no exchange, no subscriber, no child agent at work or reply of one waiting.
+func (c *Conv) idleLocked() bool {
+	return c.sess != nil && c.ex == nil && c.subs == 0 && !c.childrenBusyLocked()
+}
 
 // restLocked arms the timer that rests the conversation once it has been idle for IdleAfter.
 func (c *Conv) restLocked() {
@@ -185,7 +187,7 @@ func (c *Conv) closeLocked() error {
 	if c.sess == nil {
 		return nil
 	}
-	err := c.sess.Close()
+	err := errors.Join(c.closeChildrenLocked(), c.sess.Close())
 	c.sess, c.ag, c.handed = nil, nil, nil
 	return err
 }
@@ -451,12 +453,18 @@ func (c *Conv) start(s fold.Submission) {
 		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
 		return
 	}
+	c.launch(ctx, ex, ag)
+}
+
+// launch runs the exchange ex has begun, on a goroutine the host waits for at Close. Called with
+// c.mu held.
+func (c *Conv) launch(ctx context.Context, ex *exchange, ag *agent.Agent) {
 	c.h.wg.Add(1)
 	go func() {
 		defer c.h.wg.Done()
 		defer close(ex.done)
 		out := ag.Continue(ctx)
-		cancel()
+		ex.cancel()
 		c.finish(ex, out)
 	}()
 }
@@ -496,6 +504,9 @@ func (c *Conv) finish(ex *exchange, out agent.Outcome) {
 	// A failed session (an fsync error) takes nothing more up: its record says where it stopped.
 	if c.h.ctx.Err() == nil && !errors.Is(out.Err, session.ErrFailed) {
 		c.pump()
+		// A child's reply that came after the exchange's last turn boundary is taken up now — or,
+		// after a Stop, recorded without waking the agent (Stop means stop).
+		c.afterExchangeLocked(ex)
 	}
 	if err := c.indexLocked(); err != nil {
 		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
@@ -671,6 +682,7 @@ func (c *Conv) Close(op string) error {
 	if _, err := c.stopLocked(op+"/stop", 0); err != nil {
 		return err
 	}
+	c.stopChildrenLocked()
 	if err := c.sess.Commit(&record.Closed{Op: op}); err != nil {
 		return err
 	}

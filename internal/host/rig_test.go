@@ -44,6 +44,8 @@ type rigOptions struct {
 	idleAfter time.Duration
 	noCheck   bool // skip the end-of-test record checks
 	quiet     bool // keep host log lines out of the test log
+	// agent, when set, adjusts each conversation's agent configuration before it is built.
+	agent func(cfg *agent.Config)
 }
 
 type rig struct {
@@ -122,6 +124,9 @@ func (r *rig) config() host.Config {
 					mode = tool.ModeAsk
 				}
 				cfg.Runner = &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: mode}, Approver: s.Approver}
+			}
+			if r.opts.agent != nil {
+				r.opts.agent(&cfg)
 			}
 			return agent.New(cfg), nil
 		},

@@ -28,6 +28,9 @@ type Request struct {
 	// Thinking, when positive, asks for extended thinking with this many budget tokens where the
 	// provider supports it.
 	Thinking int
+	// Effort, when set, is the reasoning effort asked of an OpenAI reasoning model: "low",
+	// "medium" or "high". Providers without one ignore it.
+	Effort string
 }
 
 // EventType names a live stream event.

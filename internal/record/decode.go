@@ -157,9 +157,11 @@ type field struct {
 }
 
 // fields is an object's members as the reader sees them; its methods build and search the list.
+// The array holds the most members any payload type has (session_started's 13), with room to grow;
+// a type that outgrows it trips TestMembersMatchTags before it can meet a record.
 type fields struct {
 	n int
-	f [12]field
+	f [16]field
 }
 
 func (fs *fields) add(name string, dst any) {
@@ -463,6 +465,7 @@ func (p *Import) members() (f fields) {
 	f.add("turn", &p.Turn)
 	f.add("message", &p.Message)
 	f.add("source", &p.Source)
+	f.add("child", &p.Child)
 	return f
 }
 
@@ -548,6 +551,8 @@ func (p *SessionStarted) members() (f fields) {
 	f.add("op", &p.Op)
 	f.add("base_url", &p.BaseURL)
 	f.add("permission_mode", &p.PermissionMode)
+	f.add("thinking", &p.Thinking)
+	f.add("effort", &p.Effort)
 	return f
 }
 
@@ -559,6 +564,8 @@ func (p *SessionResumed) members() (f fields) {
 	f.add("version", &p.Version)
 	f.add("base_url", &p.BaseURL)
 	f.add("permission_mode", &p.PermissionMode)
+	f.add("thinking", &p.Thinking)
+	f.add("effort", &p.Effort)
 	return f
 }
 

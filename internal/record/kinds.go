@@ -141,16 +141,19 @@ type UserPrompt struct {
 // delivered at a turn boundary, or a harness nudge or pressure reminder (Source says which).
 type Steering struct {
 	Text       string `json:"text"`
-	Source     string `json:"source,omitempty"` // "user" (default), "nudge", "pressure", "child"
+	Source     string `json:"source,omitempty"` // "user" (default), "nudge", "pressure"
 	Submission string `json:"submission,omitempty"`
 }
 
 // Import is a harness-authored or imported turn under a fresh id: a resume note, a message brought
-// from another product's session.
+// from another product's session, a child agent's reply (Source "child"). It is never the person's
+// voice, though it renders as a user-role message.
 type Import struct {
 	Turn    int64   `json:"turn"`
 	Message Message `json:"message"`
 	Source  string  `json:"source"`
+	// Child is the session id of the child agent whose reply this is, for Source "child".
+	Child string `json:"child,omitempty"`
 }
 
 // AssistantMessage opens an assistant turn with one admitted message; its tool calls are what the
@@ -266,6 +269,10 @@ type SessionStarted struct {
 	BaseURL string `json:"base_url,omitempty"`
 	// PermissionMode is the permission mode the session runs under; a resume keeps it.
 	PermissionMode string `json:"permission_mode,omitempty"`
+	// Thinking is the extended-thinking budget in tokens the session was started with (0: off).
+	Thinking int `json:"thinking,omitempty"`
+	// Effort is the reasoning effort the session was started with ("": the model's default).
+	Effort string `json:"effort,omitempty"`
 }
 
 // SessionResumed marks a process taking a session up again.
@@ -278,6 +285,9 @@ type SessionResumed struct {
 	// BaseURL and PermissionMode are the settings in force from here on, as in SessionStarted.
 	BaseURL        string `json:"base_url,omitempty"`
 	PermissionMode string `json:"permission_mode,omitempty"`
+	// Thinking and Effort are the reasoning settings in force from here on, as in SessionStarted.
+	Thinking int    `json:"thinking,omitempty"`
+	Effort   string `json:"effort,omitempty"`
 }
 
 // TurnStarted marks a request going out (Attempt counts from 1 within one turn).

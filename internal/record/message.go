@@ -28,7 +28,11 @@ const (
 // Part is one block of a neutral, provider-agnostic message. Which fields are set depends on Type:
 //
 //   - text: Text
-//   - thinking: Text and Signature, kept byte for byte
+//   - thinking: Text and Signature, kept byte for byte (Anthropic's extended thinking); or, for
+//     reasoning an OpenAI Responses server returned, Text (its summary, for people) and Data (the
+//     reasoning item exactly as received, encrypted content and all, sent back only to that API).
+//     Thinking with neither a Signature nor Data is reasoning no provider takes back: it is kept
+//     as evidence and never sent.
 //   - redacted_thinking: Data, opaque
 //   - tool_call: CallID, Name and Args (always a JSON object once admitted)
 //   - tool_result: CallID, Text (the content), IsError and Outcome

@@ -26,6 +26,7 @@ func samples() map[Kind]Payload {
 		KindAssistantMessage: &AssistantMessage{Turn: 2, Parts: []Part{
 			{Type: PartThinking, Text: "let me look", Signature: "c2ln"},
 			{Type: PartRedacted, Data: "b3BhcXVl"},
+			{Type: PartThinking, Text: "**Listing**", Data: `{"id":"rs_1","type":"reasoning","encrypted_content":"gAAA","summary":[{"type":"summary_text","text":"**Listing**"}]}`},
 			{Type: PartText, Text: "Looking."},
 			{Type: PartToolCall, CallID: "call_1", Name: "bash", Args: json.RawMessage(`{"command":"ls"}`)},
 		}, StopReason: "tool_use", Model: "sim-1", Usage: Usage{Input: 120, Output: 30, CacheRead: 100, CacheWrite: 20}},
@@ -37,8 +38,8 @@ func samples() map[Kind]Payload {
 			{Turn: 1, Role: User, Label: "list the files", Bytes: 40, Pointer: Pointer{File: "/x/record.jsonl", Loci: []Locus{{Seq: 2, Off: 100, Len: 200, Sum: 0xdeadbeef}}}, Messages: []Message{msg}},
 			{Turn: 2, Role: Assistant, Label: "bash", Bytes: 80, Withdrawn: true, Pointer: Pointer{File: "/x/record.jsonl", Loci: []Locus{{Seq: 3, Off: 300, Len: 50, Sum: 1}}}},
 		}, Residues: []Span{{From: 1, To: 1, Note: "n", By: ByHarness}}},
-		KindSessionStarted: &SessionStarted{Session: "s1", Provider: "sim", Model: "sim-1", ContextWindow: 200000, Cwd: "/w", Version: "0.1.0", BaseURL: "http://localhost:11434/v1", PermissionMode: "workspace"},
-		KindSessionResumed: &SessionResumed{Provider: "sim", Model: "sim-1", ContextWindow: 200000, Cwd: "/w", Version: "0.1.0", BaseURL: "http://localhost:11434/v1", PermissionMode: "read-only"},
+		KindSessionStarted: &SessionStarted{Session: "s1", Provider: "sim", Model: "sim-1", ContextWindow: 200000, Cwd: "/w", Version: "0.1.0", BaseURL: "http://localhost:11434/v1", PermissionMode: "workspace", Thinking: 4000},
+		KindSessionResumed: &SessionResumed{Provider: "sim", Model: "sim-1", ContextWindow: 200000, Cwd: "/w", Version: "0.1.0", BaseURL: "http://localhost:11434/v1", PermissionMode: "read-only", Effort: "high"},
 		KindTurnStarted:    &TurnStarted{Attempt: 2},
 		KindUsage:          &UsageReported{Usage: Usage{Input: 1}},
 		KindProviderError:  &ProviderError{Class: "rate_limited", Status: 429, Type: "rate_limit_error", Message: "slow down", Attempt: 1},

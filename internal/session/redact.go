@@ -166,8 +166,13 @@ func redactParts(r Redactor, ps []record.Part) []record.Part {
 		if t := r.Redact(p.Text); t != p.Text {
 			p.Text = t
 			if p.Type == record.PartThinking {
-				p.Signature = ""
+				p.Signature, p.Data = "", ""
 			}
+		}
+		// An OpenAI reasoning item kept whole holds its summary's words: one with anything to
+		// redact is not kept (nor ever sent back).
+		if p.Type == record.PartThinking && p.Data != "" && string(redactJSON(r, json.RawMessage(p.Data))) != p.Data {
+			p.Data = ""
 		}
 		p.Args = redactJSON(r, p.Args)
 		out[i] = p

@@ -76,6 +76,7 @@ var structural = map[string]bool{
 	"session_started.session": true, "session_started.provider": true, "session_started.model": true,
 	"session_started.cwd": true, "session_started.version": true, "session_started.parent": true, "session_started.op": true,
 	"session_started.permission_mode": true, "session_resumed.permission_mode": true,
+	"session_started.effort": true, "session_resumed.effort": true, // low, medium or high
 	"session_resumed.provider": true, "session_resumed.model": true, "session_resumed.cwd": true, "session_resumed.version": true,
 	"provider_error.class": true, "retry_scheduled.class": true,
 	"tool_started.call_id": true, "tool_started.name": true,
@@ -87,8 +88,9 @@ var structural = map[string]bool{
 	"submission.attachments.media_type": true, "submission.attachments.data": true,
 	"stop.op": true, "stop.withdrawn": true, "renamed.op": true, "closed.op": true,
 	"approval.call_id": true, "approval.name": true, "approval.state": true, "approval.by": true, "approval.op": true,
-	// Parts: the type, ids and names, binary data (images, redacted thinking), and a signature
-	// (a thinking block whose words change loses it).
+	// Parts: the type, ids and names, binary data (images, redacted thinking; an OpenAI reasoning
+	// item, dropped when anything in it would be redacted), and a signature (a thinking block
+	// whose words change loses it).
 	"parts.type": true, "parts.signature": true, "parts.call_id": true, "parts.name": true, "parts.media_type": true, "parts.data": true,
 	"parts.outcome": true,
 }
@@ -204,18 +206,36 @@ func TestToolArgumentsRedacted(t *testing.T) {
 	}
 }
 
-// A thinking block whose words were redacted no longer carries the signature of other words.
+// A thinking block whose words were redacted no longer carries the signature of other words; an
+// OpenAI reasoning item kept to be sent back is dropped when its summary held a secret (it holds
+// the summary's words too), and kept byte for byte when nothing in it was.
 func TestRedactedThinkingLosesItsSignature(t *testing.T) {
 	r := secrets(t)
+	item := func(summary string) string {
+		s, _ := json.Marshal(summary)
+		return `{"id":"rs_1","type":"reasoning","encrypted_content":"gAAAA","summary":[{"type":"summary_text","text":` + string(s) + `}]}`
+	}
 	parts := redactParts(r, []record.Part{
 		{Type: record.PartThinking, Text: "the key is " + secret, Signature: "sig1"},
 		{Type: record.PartThinking, Text: "nothing to hide", Signature: "sig2"},
+		{Type: record.PartThinking, Text: "the key is " + secret, Data: item("the key is " + secret)},
+		{Type: record.PartThinking, Text: "**Plan**", Data: item("**Plan**")},
+		{Type: record.PartThinking, Data: `{"id":"rs_2","type":"reasoning","encrypted_content":"` + secret + `","summary":[]}`},
 	})
 	if parts[0].Signature != "" || parts[0].Text != "the key is [REDACTED:KEY]" {
 		t.Errorf("redacted thinking: %+v", parts[0])
 	}
 	if parts[1].Signature != "sig2" {
 		t.Errorf("clean thinking lost its signature: %+v", parts[1])
+	}
+	if parts[2].Data != "" || parts[2].Text != "the key is [REDACTED:KEY]" {
+		t.Errorf("a reasoning item with a secret in its summary: %+v", parts[2])
+	}
+	if parts[3].Data != item("**Plan**") {
+		t.Errorf("a clean reasoning item changed: %+v", parts[3])
+	}
+	if parts[4].Data != "" {
+		t.Errorf("a reasoning item holding a secret anywhere is kept: %+v", parts[4])
 	}
 }
 

@@ -340,7 +340,11 @@ func (s *scrollback) assistant(b *record.AssistantMessage) {
 			}
 			last = s.add(&entry{kind: assistantEntry, turn: b.Turn, text: p.Text})
 		case record.PartThinking:
-			last = s.add(&entry{kind: thinkingEntry, turn: b.Turn, text: p.Text})
+			text := p.Text
+			if text == "" {
+				text = "(reasoning the provider keeps encrypted)"
+			}
+			last = s.add(&entry{kind: thinkingEntry, turn: b.Turn, text: text})
 		case record.PartRedacted:
 			last = s.add(&entry{kind: thinkingEntry, turn: b.Turn, text: "(thinking, redacted by the provider)"})
 		case record.PartToolCall:

@@ -20,6 +20,8 @@ type (
 		Messages  *[]vMessage     `json:"messages"`
 		Tools     []vTool         `json:"tools"`
 		Thinking  *vThinking      `json:"thinking"`
+		// Temperature is never sent by rein; it is read to judge a body rein did not write.
+		Temperature *float64 `json:"temperature"`
 	}
 	vMessage struct {
 		Role    string          `json:"role"`
@@ -129,6 +131,10 @@ func validateTop(req *vRequest) *provider.Violation {
 		if *req.MaxTokens <= t.BudgetTokens {
 			return violation("thinking_budget", "max_tokens",
 				"`max_tokens` must be greater than `thinking.budget_tokens`")
+		}
+		if req.Temperature != nil && *req.Temperature != 1 {
+			return violation("thinking_temperature", "temperature",
+				"`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#important-considerations-when-using-extended-thinking")
 		}
 	}
 	if len(req.System) > 0 && !bytes.Equal(bytes.TrimSpace(req.System), []byte("null")) {

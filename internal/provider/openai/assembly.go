@@ -15,13 +15,14 @@ type assembly struct {
 	on    func(provider.Event)
 	began bool // output began: anything was said, thought or called
 
-	bufs [][]byte // per part: the growing text of a text part or arguments of a tool call
-	done []bool   // per part: a tool call the stream confirmed complete
-	open int      // the text part that text is appended to, or -1
+	bufs  [][]byte // per part: the growing text of a text or thinking part, or arguments of a tool call
+	done  []bool   // per part: a tool call the stream confirmed complete
+	open  int      // the text part that text is appended to, or -1
+	think int      // the thinking part that reasoning is appended to, or -1
 }
 
 func newAssembly(on func(provider.Event)) assembly {
-	return assembly{on: on, open: -1}
+	return assembly{on: on, open: -1, think: -1}
 }
 
 func (a *assembly) emit(ev provider.Event) {
@@ -44,6 +45,7 @@ func (a *assembly) text(s string) {
 	}
 	a.began = true
 	if a.open < 0 {
+		a.think = -1
 		a.open = a.addPart(record.Part{Type: record.PartText})
 	}
 	a.bufs[a.open] = append(a.bufs[a.open], s...)
@@ -53,19 +55,40 @@ func (a *assembly) text(s string) {
 // closeText ends the open text part: the next text starts a new one.
 func (a *assembly) closeText() { a.open = -1 }
 
-// thinking publishes reasoning, which belongs to no part (see the package doc).
+// thinking appends reasoning to the open thinking part, opening one after the last part if none
+// is open: reasoning that follows text or a call is a part of its own.
 func (a *assembly) thinking(s string) {
 	if s == "" {
 		return
 	}
+	if a.think < 0 {
+		a.startThinking()
+	}
+	a.thinkingAt(a.think, s)
+}
+
+// startThinking adds a thinking part, which later reasoning is appended to, and returns its index.
+func (a *assembly) startThinking() int {
+	a.closeText()
+	a.think = a.addPart(record.Part{Type: record.PartThinking})
+	return a.think
+}
+
+// thinkingAt appends s to thinking part i.
+func (a *assembly) thinkingAt(i int, s string) {
+	if s == "" {
+		return
+	}
 	a.began = true
-	a.emit(provider.Event{Type: provider.ThinkingDelta, Index: -1, Text: s})
+	a.bufs[i] = append(a.bufs[i], s...)
+	a.emit(provider.Event{Type: provider.ThinkingDelta, Index: i, Text: s})
 }
 
 // startCall adds a tool-call part and returns its index.
 func (a *assembly) startCall(id, name string) int {
 	a.began = true
 	a.closeText()
+	a.think = -1
 	i := a.addPart(record.Part{Type: record.PartToolCall, CallID: id, Name: name})
 	a.emit(provider.Event{Type: provider.ToolCallStart, Index: i, CallID: id, Name: name})
 	return i
@@ -107,7 +130,7 @@ func (a *assembly) seal() {
 	for i := range a.reply.Parts {
 		p := &a.reply.Parts[i]
 		switch p.Type {
-		case record.PartText:
+		case record.PartText, record.PartThinking:
 			p.Text = string(a.bufs[i])
 		case record.PartToolCall:
 			p.Args = json.RawMessage(append([]byte(nil), a.bufs[i]...))

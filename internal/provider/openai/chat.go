@@ -45,11 +45,16 @@ type chatChunk struct {
 	Choices []struct {
 		Index int `json:"index"`
 		Delta struct {
-			Content          deltaContent    `json:"content"`
-			Refusal          string          `json:"refusal"`
-			Reasoning        deltaContent    `json:"reasoning"`
-			ReasoningContent string          `json:"reasoning_content"`
-			ToolCalls        []chatCallDelta `json:"tool_calls"`
+			Content          deltaContent `json:"content"`
+			Refusal          string       `json:"refusal"`
+			Reasoning        deltaContent `json:"reasoning"`
+			ReasoningContent string       `json:"reasoning_content"`
+			ReasoningDetails []struct {
+				Type    string `json:"type"`
+				Text    string `json:"text"`
+				Summary string `json:"summary"`
+			} `json:"reasoning_details"`
+			ToolCalls []chatCallDelta `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
@@ -174,11 +179,22 @@ func (d *chatDecoder) event(name string, data []byte) (bool, error) {
 			continue
 		}
 		dl := &ch.Delta
-		// Servers name reasoning one way or the other; one that sends both sends it twice.
-		if dl.ReasoningContent != "" {
+		// Servers name reasoning one way or another; one that sends several sends it several
+		// times (OpenRouter sends reasoning and reasoning_details together).
+		switch {
+		case dl.ReasoningContent != "":
 			d.a.thinking(dl.ReasoningContent)
-		} else {
+		case dl.Reasoning != "":
 			d.a.thinking(string(dl.Reasoning))
+		default:
+			for _, r := range dl.ReasoningDetails {
+				switch r.Type {
+				case "reasoning.text":
+					d.a.thinking(r.Text)
+				case "reasoning.summary":
+					d.a.thinking(r.Summary)
+				}
+			}
 		}
 		d.a.text(string(dl.Content))
 		if dl.Refusal != "" {

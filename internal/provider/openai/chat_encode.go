@@ -18,8 +18,15 @@ type chatRequest struct {
 	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
 	MaxTokens           int            `json:"max_tokens,omitempty"`
 	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	Reasoning           *chatReasoning `json:"reasoning,omitempty"`
 	Stream              bool           `json:"stream"`
 	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+}
+
+// chatReasoning is OpenRouter's reasoning setting: an effort or a budget in tokens, not both.
+type chatReasoning struct {
+	Effort    string `json:"effort,omitempty"`
+	MaxTokens int    `json:"max_tokens,omitempty"`
 }
 
 type streamOptions struct {
@@ -85,7 +92,14 @@ func (c Compat) EncodeChat(req provider.Request) ([]byte, error) {
 	} else {
 		w.MaxCompletionTokens = req.MaxTokens
 	}
-	if req.Thinking > 0 {
+	switch {
+	case c.Reasoning && req.Effort != "":
+		w.Reasoning = &chatReasoning{Effort: req.Effort}
+	case c.Reasoning && req.Thinking > 0:
+		w.Reasoning = &chatReasoning{MaxTokens: req.Thinking}
+	case req.Effort != "":
+		w.ReasoningEffort = req.Effort
+	case req.Thinking > 0:
 		w.ReasoningEffort = effort(req.Thinking)
 	}
 	if req.System != "" {

@@ -45,6 +45,9 @@ type Compat struct {
 	// MaxTokens sends the output limit as max_tokens (deprecated by OpenAI, and refused by its
 	// reasoning models) instead of max_completion_tokens, which older servers do not know.
 	MaxTokens bool
+	// Reasoning sends reasoning settings as OpenRouter's reasoning object ({"effort": ...} or
+	// {"max_tokens": budget}) instead of OpenAI's reasoning_effort.
+	Reasoning bool
 }
 
 // OpenRouterHeaders returns the attribution headers OpenRouter reads to name the calling app

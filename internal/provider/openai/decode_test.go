@@ -40,6 +40,10 @@ func decodeFile(t *testing.T, path string, newDec func(func(provider.Event)) str
 
 func text(s string) record.Part { return record.Part{Type: record.PartText, Text: s} }
 
+func thinking(s, item string) record.Part {
+	return record.Part{Type: record.PartThinking, Text: s, Data: item}
+}
+
 func call(id, name, args string) record.Part {
 	return record.Part{Type: record.PartToolCall, CallID: id, Name: name, Args: json.RawMessage(args)}
 }
@@ -101,8 +105,8 @@ func checkEvents(t *testing.T, reply provider.Reply, events []provider.Event, th
 			}
 			started[e.Index] = true
 		case provider.ThinkingDelta:
-			if e.Index != -1 {
-				t.Errorf("thinking event index %d, want -1", e.Index)
+			if e.Index < 0 || e.Index >= len(reply.Parts) || reply.Parts[e.Index].Type != record.PartThinking {
+				t.Errorf("thinking event names part %d, which is not a thinking part of %+v", e.Index, reply.Parts)
 			}
 			thought.WriteString(e.Text)
 		}
@@ -155,7 +159,10 @@ var chatCases = []streamCase{
 		Incomplete: []int{1}, StopReason: provider.StopMaxTokens, Usage: record.Usage{Input: 90, Output: 16}}},
 	{file: "no_done.sse", want: provider.Reply{ID: "chatcmpl-10", Model: "llama.cpp", Parts: []record.Part{text("ok")}, StopReason: provider.StopEnd}},
 	{file: "reasoning.sse", thinking: "Let me think about it.", want: provider.Reply{ID: "gen-11", Model: "deepseek/deepseek-r1",
-		Parts: []record.Part{text("Four.")}, StopReason: provider.StopEnd, Usage: record.Usage{Input: 20, Output: 30}}},
+		Parts: []record.Part{thinking("Let me think about it.", ""), text("Four.")}, StopReason: provider.StopEnd, Usage: record.Usage{Input: 20, Output: 30}}},
+	{file: "reasoning_details.sse", thinking: "First, the weather tool.Then the answer.", want: provider.Reply{ID: "gen-12", Model: "x-ai/grok-4",
+		Parts:      []record.Part{thinking("First, the weather tool.", ""), call("call_w", "weather", `{"city":"Oslo"}`), thinking("Then the answer.", "")},
+		StopReason: provider.StopToolUse}},
 	{file: "refusal.sse", want: provider.Reply{ID: "chatcmpl-12", Model: "gpt-4o",
 		Parts: []record.Part{text("I can't help with that.")}, StopReason: provider.StopRefusal}},
 	{file: "content_filter.sse", want: provider.Reply{ID: "chatcmpl-13", Model: "gpt-4o",
@@ -180,7 +187,15 @@ var responsesCases = []streamCase{
 		Parts:      []record.Part{call("call_a", "read_file", `{"path":"a.go"}`), call("call_b", "shell", `{"cmd":"echo \u00e9"}`)},
 		StopReason: provider.StopToolUse, Usage: record.Usage{Input: 300, Output: 30}}},
 	{file: "reasoning.sse", thinking: "**Adding** two and two", want: provider.Reply{ID: "resp_3", Model: "o4-mini",
-		Parts: []record.Part{text("Four.")}, StopReason: provider.StopEnd, Usage: record.Usage{Input: 10, Output: 80}}},
+		Parts: []record.Part{thinking("**Adding** two and two", ""), text("Four.")}, StopReason: provider.StopEnd, Usage: record.Usage{Input: 10, Output: 80}}},
+	{file: "reasoning_tools.sse", thinking: "**Looking**\n\nFirst the files.\n\n**Then**\n\nthe test.", want: provider.Reply{ID: "resp_11", Model: "gpt-5",
+		Parts: []record.Part{
+			thinking("**Looking**\n\nFirst the files.\n\n**Then**\n\nthe test.", `{"id":"rs_a","type":"reasoning","content":[],"encrypted_content":"gAAAA\u002b/=","summary":[{"type":"summary_text","text":"**Looking**\n\nFirst the files."},{"type":"summary_text","text":"**Then**\n\nthe test."}]}`),
+			text("Listing."),
+			call("call_l", "bash", `{"command":"ls"}`),
+			thinking("", `{"id":"rs_b","type":"reasoning","encrypted_content":"gAAAB","summary":[]}`),
+			call("call_t", "bash", `{"command":"go test"}`),
+		}, StopReason: provider.StopToolUse, Usage: record.Usage{Input: 40, Output: 90}}},
 	{file: "incomplete.sse", want: provider.Reply{ID: "resp_4", Model: "gpt-4.1",
 		Parts:      []record.Part{text("Writing it."), call("call_w", "write_file", `{"path":"x.go","content":"pack`)},
 		Incomplete: []int{1}, StopReason: provider.StopMaxTokens, Usage: record.Usage{Input: 50, Output: 16}}},

@@ -12,16 +12,33 @@
 // of /v1/chat/completions and /v1/responses as documented, and the decoders accept unknown fields
 // and event types so that additions to either API do not break a stream.
 //
+// Reasoning, and what is carried back:
+//
+//   - Responses. With a reasoning effort asked for (provider.Request.Effort, or a thinking budget
+//     mapped to one), or for a model known to reason (ReasoningModel), a request carries
+//     reasoning {effort, summary:"auto"} where an effort was asked, store:false, and include
+//     ["reasoning.encrypted_content"]. Each reasoning item the stream returns becomes a thinking
+//     part: its summary as Text (parts joined by a blank line), and, when it carries its
+//     encrypted content, the item itself, byte for byte as received, as Data. The encoder sends
+//     such an item back exactly as it came, where it stood: right before the message or function
+//     call that followed it, which the API requires ("... was provided without its required
+//     following item"); one that nothing follows is left out. With store:false the encrypted
+//     content is all the API has of an item, so an item without it is never sent.
+//   - Chat. OpenAI-compatible servers stream reasoning as delta.reasoning_content (DeepSeek,
+//     vLLM), delta.reasoning or delta.reasoning_details (OpenRouter). It is kept as unsigned
+//     thinking parts, for the record and for people, and is never sent back: DeepSeek refuses
+//     reasoning_content in input and OpenAI's Chat endpoint has no field for it. OpenRouter
+//     accepts reasoning_details back, but what it needs differs by upstream and a server not
+//     known to want reasoning may refuse it, so rein sends none: a Chat model starts each request
+//     from the visible conversation. Chat sends an effort as reasoning_effort, or, to OpenRouter
+//     (Compat.Reasoning), as its reasoning object, which also takes a budget.
+//
+// A reply with only reasoning is empty to admission (it says nothing and calls nothing) and is
+// nudged, whichever wire it came from. Thinking of other providers (Anthropic's signed thinking,
+// redacted thinking) is never sent on either wire.
+//
 // What is deliberately not carried across:
 //
-//   - Reasoning. Chat-compatible servers stream unsigned reasoning (delta.reasoning or
-//     delta.reasoning_content); the Responses API streams reasoning summaries. Both are published
-//     as ThinkingDelta events (Index -1: they belong to no part) and are not kept in the Reply.
-//     They cannot be replayed to any other provider, and keeping them would make a reasoning-only
-//     reply look non-empty to admission, which must instead see it empty and nudge. The encoders
-//     drop thinking and redacted-thinking parts for the same reason. Requests use store:false and
-//     do not ask for encrypted reasoning, so a Responses reasoning model starts each request
-//     without its earlier reasoning items: always accepted, at some cost in continuity.
 //   - Multiple choices: only choice 0 of a Chat stream is read (rein never asks for n > 1).
 //
 // Usage is normalised to rein's convention, where Input excludes cache reads: OpenAI's

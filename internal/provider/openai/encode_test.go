@@ -30,6 +30,7 @@ func sampleRequest() provider.Request {
 			{Role: record.User, Parts: []record.Part{text("What is in a.go?")}},
 			{Role: record.Assistant, Parts: []record.Part{
 				{Type: record.PartThinking, Text: "They want a.go.", Signature: "sig"},
+				{Type: record.PartThinking, Text: "**Reading**", Data: `{"id":"rs_1","type":"reasoning","encrypted_content":"gAAAA<&>","summary":[{"type":"summary_text","text":"**Reading**"}]}`},
 				text("Let me look."),
 				call("call_1", "read_file", `{"path":"a.go"}`),
 				call("call_2", "pwd", `{}`),
@@ -195,6 +196,11 @@ func conversation(n int) provider.Request {
 		if i%4 == 1 {
 			parts = append(parts, record.Part{Type: record.PartThinking, Text: "t", Signature: "s"})
 		}
+		if i%5 != 0 {
+			// OpenAI reasoning before what follows it (or, with nothing after it, alone).
+			item := fmt.Sprintf(`{"id":"rs_%d","type":"reasoning","encrypted_content":"gAAAA","summary":[]}`, i)
+			parts = append([]record.Part{{Type: record.PartThinking, Data: item}}, parts...)
+		}
 		calls := i % 4
 		if calls == 0 && len(parts) == 0 {
 			parts = append(parts, text("done"))
@@ -216,4 +222,123 @@ func conversation(n int) provider.Request {
 		req.Messages = append(req.Messages, record.Message{Role: record.User, Parts: results})
 	}
 	return req
+}
+
+// TestEncodeResponsesReasoning: reasoning items come back where they stood, byte for byte, each
+// right before the item it preceded; one with nothing after it, and thinking that is not a
+// reasoning item, are not sent. An effort asks for the encrypted content.
+func TestEncodeResponsesReasoning(t *testing.T) {
+	item1 := `{"id":"rs_1","type":"reasoning","content":[],"encrypted_content":"gAAAA\u002b/=","summary":[{"type":"summary_text","text":"**Plan**"},{"type":"summary_text","text":"<two>"}]}`
+	item2 := `{"id":"rs_2","type":"reasoning","encrypted_content":"gAAAB","summary":[]}`
+	item3 := `{"id":"rs_3","type":"reasoning","encrypted_content":"gAAAC","summary":[]}`
+	req := provider.Request{Model: "gpt-5", Effort: "high", Messages: []record.Message{
+		{Role: record.User, Parts: []record.Part{text("go")}},
+		{Role: record.Assistant, Parts: []record.Part{
+			{Type: record.PartThinking, Text: "**Plan**\n\n<two>", Data: item1},
+			text("Looking."),
+			call("c1", "ls", `{}`),
+			{Type: record.PartThinking, Text: "anthropic's", Signature: "sig"},
+			{Type: record.PartThinking, Data: item2},
+			call("c2", "pwd", `{}`),
+		}},
+		{Role: record.User, Parts: []record.Part{{Type: record.PartToolResult, CallID: "c1", Text: "a"}, {Type: record.PartToolResult, CallID: "c2", Text: "/"}}},
+		{Role: record.Assistant, Parts: []record.Part{text("Done."), {Type: record.PartThinking, Data: item3}}},
+		{Role: record.User, Parts: []record.Part{text("and?")}},
+	}}
+	body, err := EncodeResponses(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := ValidateResponses(body); v != nil {
+		t.Fatalf("ValidateResponses: %v\n%s", v, body)
+	}
+	var got struct {
+		Input     []json.RawMessage
+		Reasoning json.RawMessage
+		Include   []string
+		Store     *bool
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"go"}]}`,
+		item1,
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Looking."}]}`,
+		`{"type":"function_call","call_id":"c1","name":"ls","arguments":"{}"}`,
+		item2,
+		`{"type":"function_call","call_id":"c2","name":"pwd","arguments":"{}"}`,
+		`{"type":"function_call_output","call_id":"c1","output":"a"}`,
+		`{"type":"function_call_output","call_id":"c2","output":"/"}`,
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}`,
+		`{"type":"message","role":"user","content":[{"type":"input_text","text":"and?"}]}`,
+	}
+	if len(got.Input) != len(want) {
+		t.Fatalf("%d input items, want %d:\n%s", len(got.Input), len(want), body)
+	}
+	for i := range want {
+		if string(got.Input[i]) != want[i] {
+			t.Errorf("input[%d] =\n%s\nwant\n%s", i, got.Input[i], want[i])
+		}
+	}
+	if string(got.Reasoning) != `{"effort":"high","summary":"auto"}` || len(got.Include) != 1 || got.Include[0] != "reasoning.encrypted_content" || got.Store == nil || *got.Store {
+		t.Errorf("reasoning %s, include %v, store %v", got.Reasoning, got.Include, got.Store)
+	}
+
+	// Without an effort: a reasoning model still asks for its reasoning back, others do not.
+	for model, include := range map[string]bool{"gpt-5": true, "o4-mini": true, "openai/gpt-5.1-codex": true, "gpt-5-chat-latest": false, "gpt-4.1": false, "sim-1": false} {
+		body, _ := EncodeResponses(provider.Request{Model: model, Messages: req.Messages[:1]})
+		if got := strings.Contains(string(body), `"include":["reasoning.encrypted_content"]`); got != include {
+			t.Errorf("%s: include %v, want %v: %s", model, got, include, body)
+		}
+		if strings.Contains(string(body), `"reasoning"`) {
+			t.Errorf("%s: reasoning settings with no effort asked: %s", model, body)
+		}
+	}
+	// A thinking budget stands for an effort.
+	body, _ = EncodeResponses(provider.Request{Model: "m", Thinking: 20000, Messages: req.Messages[:1]})
+	if !strings.Contains(string(body), `"reasoning":{"effort":"high","summary":"auto"},"include":["reasoning.encrypted_content"]`) {
+		t.Errorf("a thinking budget: %s", body)
+	}
+	// A kept item that is not JSON is refused, not sent.
+	bad := provider.Request{Model: "m", Messages: []record.Message{req.Messages[0],
+		{Role: record.Assistant, Parts: []record.Part{{Type: record.PartThinking, Data: "not json"}, text("x")}}}}
+	if _, err := EncodeResponses(bad); err == nil {
+		t.Error("a reasoning item that is not JSON was encoded")
+	}
+}
+
+// TestEncodeChatReasoning: an effort is OpenAI's reasoning_effort, or OpenRouter's reasoning
+// object, which also takes a budget; no reasoning is ever sent back on Chat.
+func TestEncodeChatReasoning(t *testing.T) {
+	msgs := []record.Message{
+		{Role: record.User, Parts: []record.Part{text("go")}},
+		{Role: record.Assistant, Parts: []record.Part{{Type: record.PartThinking, Text: "deepseek's"}, {Type: record.PartThinking, Text: "x", Data: `{"id":"rs_1","type":"reasoning","encrypted_content":"e","summary":[]}`}, text("ok")}},
+		{Role: record.User, Parts: []record.Part{text("more")}},
+	}
+	for _, c := range []struct {
+		compat Compat
+		req    provider.Request
+		want   string
+	}{
+		{Compat{}, provider.Request{Effort: "low"}, `"reasoning_effort":"low"`},
+		{Compat{}, provider.Request{Effort: "high", Thinking: 2000}, `"reasoning_effort":"high"`},
+		{Compat{Reasoning: true}, provider.Request{Effort: "medium"}, `"reasoning":{"effort":"medium"}`},
+		{Compat{Reasoning: true}, provider.Request{Thinking: 4000}, `"reasoning":{"max_tokens":4000}`},
+	} {
+		c.req.Model, c.req.Messages = "m", msgs
+		body, err := c.compat.EncodeChat(c.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(body), c.want) {
+			t.Errorf("%+v %s/%d: %s, want %s", c.compat, c.req.Effort, c.req.Thinking, body, c.want)
+		}
+		if strings.Contains(string(body), "deepseek") || strings.Contains(string(body), "rs_1") {
+			t.Errorf("reasoning sent back on Chat: %s", body)
+		}
+		if v := ValidateChat(body); v != nil {
+			t.Errorf("ValidateChat: %v", v)
+		}
+	}
 }

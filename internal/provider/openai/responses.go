@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/record"
 )
 
 // Responses is a streaming client of OpenAI's Responses API.
@@ -36,13 +37,14 @@ func (m *Responses) Send(ctx context.Context, body []byte, on func(provider.Even
 
 // respEvent is one Responses stream event; which fields are set depends on Type.
 type respEvent struct {
-	Type        string           `json:"type"`
-	ItemID      string           `json:"item_id"`
-	OutputIndex int              `json:"output_index"`
-	Delta       string           `json:"delta"`
-	Arguments   string           `json:"arguments"`
-	Item        *respOutputItem  `json:"item"`
-	Response    *respResponseOut `json:"response"`
+	Type         string           `json:"type"`
+	ItemID       string           `json:"item_id"`
+	OutputIndex  int              `json:"output_index"`
+	SummaryIndex int              `json:"summary_index"`
+	Delta        string           `json:"delta"`
+	Arguments    string           `json:"arguments"`
+	Item         *respOutputItem  `json:"item"`
+	Response     *respResponseOut `json:"response"`
 	// An error event: flat (code, message at the top) or nested under error.
 	Code    json.RawMessage `json:"code"`
 	Message string          `json:"message"`
@@ -56,6 +58,25 @@ type respOutputItem struct {
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// A reasoning item: its summary, its encrypted content (when the request asked for it), and
+	// the item's own bytes, which are what is sent back.
+	Summary []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+	EncryptedContent string `json:"encrypted_content"`
+	raw              json.RawMessage
+}
+
+// UnmarshalJSON reads an output item, keeping a reasoning item's own bytes.
+func (it *respOutputItem) UnmarshalJSON(b []byte) error {
+	type plain respOutputItem
+	if err := json.Unmarshal(b, (*plain)(it)); err != nil {
+		return err
+	}
+	if it.Type == "reasoning" {
+		it.raw = append(json.RawMessage(nil), bytes.TrimSpace(b)...)
+	}
+	return nil
 }
 
 type respResponseOut struct {
@@ -81,11 +102,12 @@ type respDecoder struct {
 	a       assembly
 	byID    map[string]int // item id → part index
 	byIndex map[int]int    // output index → part index
+	summary map[int]int    // thinking part index → the summary part its text last came from
 	refusal bool
 }
 
 func newRespDecoder(on func(provider.Event)) *respDecoder {
-	return &respDecoder{a: newAssembly(on), byID: map[string]int{}, byIndex: map[int]int{}}
+	return &respDecoder{a: newAssembly(on), byID: map[string]int{}, byIndex: map[int]int{}, summary: map[int]int{}}
 }
 
 func (d *respDecoder) assembled() *assembly { return &d.a }
@@ -128,6 +150,9 @@ func (d *respDecoder) event(name string, data []byte) (bool, error) {
 		if e.Item != nil && e.Item.Type == "function_call" {
 			d.call(e.Item, e.OutputIndex)
 		}
+		if e.Item != nil && e.Item.Type == "reasoning" {
+			d.reasoning(e.Item.ID, e.OutputIndex)
+		}
 	case "response.output_text.delta", "response.refusal.delta":
 		d.text(e.ItemID, e.OutputIndex, e.Delta)
 		d.refusal = d.refusal || e.Type == "response.refusal.delta"
@@ -149,8 +174,18 @@ func (d *respDecoder) event(name string, data []byte) (bool, error) {
 			// An item a max-output-tokens stop cut off is done, but incomplete.
 			d.a.done[i] = e.Item.Status != "incomplete"
 		}
-	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-		d.a.thinking(e.Delta)
+		if e.Item != nil && e.Item.Type == "reasoning" {
+			d.reasoned(e.Item, e.OutputIndex)
+		}
+	case "response.reasoning_summary_text.delta":
+		i := d.reasoning(e.ItemID, e.OutputIndex)
+		if last, ok := d.summary[i]; ok && e.SummaryIndex != last && len(d.a.bufs[i]) > 0 {
+			d.a.thinkingAt(i, summarySep) // a new summary part
+		}
+		d.summary[i] = e.SummaryIndex
+		d.a.thinkingAt(i, e.Delta)
+	case "response.reasoning_text.delta":
+		d.a.thinkingAt(d.reasoning(e.ItemID, e.OutputIndex), e.Delta)
 	case "response.completed", "response.incomplete":
 		d.end(e.Response)
 		return true, nil
@@ -190,6 +225,38 @@ func (d *respDecoder) call(it *respOutputItem, index int) int {
 	i := d.a.startCall(it.CallID, it.Name)
 	d.remember(it.ID, index, i)
 	return i
+}
+
+// summarySep joins the parts of a reasoning summary in a thinking part's text.
+const summarySep = "\n\n"
+
+// reasoning returns the thinking part of a reasoning item, starting it if it is new.
+func (d *respDecoder) reasoning(id string, index int) int {
+	if i, ok := d.part(id, index); ok && d.a.reply.Parts[i].Type == record.PartThinking {
+		return i
+	}
+	i := d.a.startThinking()
+	d.remember(id, index, i)
+	return i
+}
+
+// reasoned settles a reasoning item from its final form: the summary is its text, and an item
+// that carries its encrypted content is kept whole, to be sent back exactly as it came.
+func (d *respDecoder) reasoned(it *respOutputItem, index int) {
+	i := d.reasoning(it.ID, index)
+	if len(it.Summary) > 0 {
+		var b []byte
+		for j, s := range it.Summary {
+			if j > 0 {
+				b = append(b, summarySep...)
+			}
+			b = append(b, s.Text...)
+		}
+		d.a.bufs[i] = b
+	}
+	if it.EncryptedContent != "" && it.ID != "" {
+		d.a.reply.Parts[i].Data = string(it.raw)
+	}
 }
 
 // text appends to the text part of a message item, starting it if it is new.

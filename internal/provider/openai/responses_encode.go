@@ -3,19 +3,22 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
 )
 
-// The Responses request, as rein writes it. Field order is the order of the bytes.
+// The Responses request, as rein writes it. Field order is the order of the bytes. Input holds
+// respItem values and, for reasoning sent back, the items as received (json.RawMessage).
 type respRequest struct {
 	Model           string         `json:"model"`
 	Instructions    string         `json:"instructions,omitempty"`
-	Input           []respItem     `json:"input"`
+	Input           []any          `json:"input"`
 	Tools           []respTool     `json:"tools,omitempty"`
 	MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
 	Reasoning       *respReasoning `json:"reasoning,omitempty"`
+	Include         []string       `json:"include,omitempty"`
 	Store           bool           `json:"store"`
 	Stream          bool           `json:"stream"`
 }
@@ -57,18 +60,27 @@ type respContent struct {
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // EncodeResponses renders req as the body of a streaming Responses request: the system prompt
-// as instructions, the messages as input items, store:false. Thinking parts are dropped (see the
-// package doc). The same request always encodes to the same bytes.
+// as instructions, the messages as input items, store:false. With a reasoning effort asked for
+// (or a thinking budget, mapped to one), or for a model known to reason, the request asks for
+// each reasoning item's encrypted content, and reasoning items received that way are sent back
+// where they stood, byte for byte; any other thinking is dropped (see the package doc). The same
+// request always encodes to the same bytes.
 func EncodeResponses(req provider.Request) ([]byte, error) {
 	w := respRequest{
 		Model:           req.Model,
 		Instructions:    req.System,
-		Input:           make([]respItem, 0, len(req.Messages)+len(req.Messages)/2),
+		Input:           make([]any, 0, len(req.Messages)+len(req.Messages)/2),
 		MaxOutputTokens: req.MaxTokens,
 		Stream:          true,
 	}
-	if req.Thinking > 0 {
+	switch {
+	case req.Effort != "":
+		w.Reasoning = &respReasoning{Effort: req.Effort, Summary: "auto"}
+	case req.Thinking > 0:
 		w.Reasoning = &respReasoning{Effort: effort(req.Thinking), Summary: "auto"}
+	}
+	if w.Reasoning != nil || ReasoningModel(req.Model) {
+		w.Include = []string{"reasoning.encrypted_content"}
 	}
 	for i, m := range req.Messages {
 		var err error
@@ -94,9 +106,26 @@ func EncodeResponses(req provider.Request) ([]byte, error) {
 	return marshal(w)
 }
 
+// ReasoningModel reports whether model is one of OpenAI's reasoning models (the o-series and
+// GPT-5, save its chat variants), which reason whether or not an effort is asked for.
+func ReasoningModel(model string) bool {
+	m := strings.ToLower(model)
+	if i := strings.LastIndexByte(m, '/'); i >= 0 {
+		m = m[i+1:] // openai/gpt-5 as a router names it
+	}
+	switch {
+	case strings.Contains(m, "-chat"):
+		return false
+	case strings.HasPrefix(m, "gpt-5"), strings.HasPrefix(m, "codex"),
+		len(m) >= 2 && m[0] == 'o' && '1' <= m[1] && m[1] <= '9':
+		return true
+	}
+	return false
+}
+
 // appendRespUser renders a user message: its tool results as function_call_output items, first,
 // then the rest as one user message.
-func appendRespUser(out []respItem, m record.Message) ([]respItem, error) {
+func appendRespUser(out []any, m record.Message) ([]any, error) {
 	var rest []respContent
 	results := 0
 	for _, p := range m.Parts {
@@ -119,30 +148,69 @@ func appendRespUser(out []respItem, m record.Message) ([]respItem, error) {
 	return out, nil
 }
 
-// appendRespAssistant renders an assistant message: its text as one output message, then each
-// tool call as a function_call item.
-func appendRespAssistant(out []respItem, m record.Message) ([]respItem, error) {
+// appendRespAssistant renders an assistant message in the order its parts came: its reasoning
+// items as received, its text as output messages (adjacent text parts joined into one), its tool
+// calls as function_call items.
+//
+// A reasoning item goes only where the API takes it: right before the message or function call
+// that followed it, which the API requires. One that nothing of its message follows (the rest
+// was cut off or dropped) is not sent: it would be refused. Thinking without a reasoning item
+// (Anthropic's, or reasoning a server sent without its encrypted content) cannot be sent back.
+func appendRespAssistant(out []any, m record.Message) ([]any, error) {
 	var texts []string
-	var calls []respItem
-	for _, p := range m.Parts {
+	flush := func() {
+		if len(texts) > 0 {
+			t := joinTexts(texts)
+			out = append(out, respItem{Type: "message", Role: "assistant",
+				Content: []respContent{{Type: "output_text", Text: &t}}})
+			texts = nil
+		}
+	}
+	for i, p := range m.Parts {
 		switch p.Type {
 		case record.PartText:
 			if p.Text != "" {
 				texts = append(texts, p.Text)
 			}
 		case record.PartToolCall:
+			flush()
 			args := string(p.Args)
-			calls = append(calls, respItem{Type: "function_call", CallID: p.CallID, Name: p.Name, Arguments: &args})
-		case record.PartThinking, record.PartRedacted:
-			// Not portable: see the package doc.
+			out = append(out, respItem{Type: "function_call", CallID: p.CallID, Name: p.Name, Arguments: &args})
+		case record.PartThinking:
+			if p.Data == "" || !followed(m.Parts[i+1:]) {
+				continue
+			}
+			if !isObject([]byte(p.Data)) {
+				return nil, fmt.Errorf("part %d: the reasoning item kept is not a JSON object", i)
+			}
+			flush()
+			out = append(out, json.RawMessage(p.Data))
+		case record.PartRedacted:
+			// Anthropic's: not portable (see the package doc).
 		default:
 			return nil, fmt.Errorf("an assistant message cannot carry a %s part", p.Type)
 		}
 	}
-	if len(texts) > 0 {
-		t := joinTexts(texts)
-		out = append(out, respItem{Type: "message", Role: "assistant",
-			Content: []respContent{{Type: "output_text", Text: &t}}})
+	flush()
+	return out, nil
+}
+
+// followed reports whether the parts after a reasoning item begin, once the parts that are not
+// sent are passed over, with one that is sent as a message or a function call.
+func followed(rest []record.Part) bool {
+	for _, p := range rest {
+		switch p.Type {
+		case record.PartText:
+			if p.Text != "" {
+				return true
+			}
+		case record.PartToolCall:
+			return true
+		case record.PartThinking:
+			if p.Data != "" {
+				return false // another reasoning item
+			}
+		}
 	}
-	return append(out, calls...), nil
+	return false
 }

@@ -10,6 +10,7 @@ import (
 // The Responses request as the validator reads it.
 type respBodyIn struct {
 	Model string              `json:"model"`
+	Store *bool               `json:"store"` // absent means true
 	Input valueIn[respItemIn] `json:"input"`
 	Tools []struct {
 		Type       string          `json:"type"`
@@ -20,12 +21,16 @@ type respBodyIn struct {
 
 type respItemIn struct {
 	Type      string              `json:"type"`
+	ID        string              `json:"id"`
 	Role      string              `json:"role"`
 	Content   valueIn[respPartIn] `json:"content"`
 	CallID    *string             `json:"call_id"`
 	Name      string              `json:"name"`
 	Arguments json.RawMessage     `json:"arguments"`
 	Output    textIn              `json:"output"`
+	// A reasoning item's.
+	Summary          textIn  `json:"summary"`
+	EncryptedContent *string `json:"encrypted_content"`
 }
 
 type respPartIn struct {
@@ -40,8 +45,8 @@ type respPartIn struct {
 var respItemTypes = []string{"message", "function_call", "function_call_output", "reasoning"}
 
 // ValidateResponses returns the first rule the Responses API would refuse body for, in OpenAI's
-// words where they are known, or nil. Every item's shape is checked first, then the pairing of
-// function calls and their outputs.
+// words where they are known, or nil. Every item's shape is checked first, then where reasoning
+// items stand, then the pairing of function calls and their outputs.
 func ValidateResponses(body []byte) *provider.Violation {
 	var b respBodyIn
 	if err := json.Unmarshal(body, &b); err != nil {
@@ -86,6 +91,9 @@ func ValidateResponses(body []byte) *provider.Violation {
 			return v
 		}
 	}
+	if v := checkRespReasoning(items, b.Store == nil || *b.Store); v != nil {
+		return v
+	}
 	return checkRespPairing(items)
 }
 
@@ -115,6 +123,12 @@ func checkRespItem(i int, it *respItemIn) *provider.Violation {
 			return violation(RuleBadContent, path+".output", "Missing required parameter: '%s.output'.", path)
 		}
 	case "reasoning":
+		if it.ID == "" {
+			return violation(RuleBadContent, path+".id", "Missing required parameter: '%s.id'.", path)
+		}
+		if it.Summary.Kind() != "array" {
+			return violation(RuleBadContent, path+".summary", "Missing required parameter: '%s.summary'.", path)
+		}
 	default:
 		return violation(RuleBadItemType, path+".type", "Invalid value: '%s'. Supported values are: %s.", it.Type, quoteList(respItemTypes))
 	}
@@ -188,6 +202,39 @@ func checkRespMessage(path string, it *respItemIn) *provider.Violation {
 	}
 	if !said {
 		return violation(RuleEmptyContent, cp, "A message must have non-empty content.")
+	}
+	return nil
+}
+
+// checkRespReasoning checks where reasoning items stand, by the two rules OpenAI refuses them
+// for. A reasoning item is the model's thinking before one of its own output items, and must be
+// followed at once by that item: an assistant message or a function call (input[i+1]). Where the
+// request may refer to stored items (store is not false) the API pairs the two by id, so the
+// following item must carry its own; with store false it judges what is sent, and a reasoning
+// item must then carry its encrypted content, which is all the API has of it.
+func checkRespReasoning(items []respItemIn, stored bool) *provider.Violation {
+	for i, it := range items {
+		if it.Type != "reasoning" {
+			continue
+		}
+		if !stored && (it.EncryptedContent == nil || *it.EncryptedContent == "") {
+			return violation(RuleUnstoredItem, fmt.Sprintf("input[%d]", i),
+				"Item with id '%s' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.", it.ID)
+		}
+		ok := false
+		if i+1 < len(items) {
+			next := &items[i+1]
+			typ := next.Type
+			if typ == "" && next.Role != "" {
+				typ = "message"
+			}
+			ok = typ == "function_call" || typ == "message" && next.Role == "assistant"
+			ok = ok && (!stored || next.ID != "")
+		}
+		if !ok {
+			return violation(RuleOrphanReasoning, fmt.Sprintf("input[%d]", i),
+				"Item '%s' of type 'reasoning' was provided without its required following item.", it.ID)
+		}
 	}
 	return nil
 }

@@ -23,6 +23,8 @@ const (
 	RuleReplyWithoutCall = "tool_result_without_call"
 	RuleDuplicateCallID  = "duplicate_call_id"
 	RuleBadItemType      = "bad_item_type"
+	RuleOrphanReasoning  = "reasoning_without_following_item"
+	RuleUnstoredItem     = "item_not_stored"
 )
 
 func violation(rule, path, format string, args ...any) *provider.Violation {

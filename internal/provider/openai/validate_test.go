@@ -110,6 +110,7 @@ const (
 	rOutX   = `{"type":"function_call_output","call_id":"call_x","output":"ok"}`
 	rOutY   = `{"type":"function_call_output","call_id":"call_y","output":"ok"}`
 	rEasyIn = `{"role":"user","content":"hello"}`
+	rReason = `{"type":"reasoning","id":"rs_1","encrypted_content":"gAAAA","summary":[]}`
 )
 
 func TestValidateResponses(t *testing.T) {
@@ -141,6 +142,22 @@ func TestValidateResponses(t *testing.T) {
 		{"duplicate call", j(rUser, rCallX, rOutX, rCallX, rOutX), RuleDuplicateCallID, "call_x"},
 		{"duplicate output", j(rUser, rCallX, rOutX, rOutX), RuleDuplicateCallID, "call_x"},
 		{"bad tool name in tools", `{"model":"m","input":[` + rUser + `],"tools":[{"type":"function","name":"","parameters":{}}]}`, RuleBadToolName, "string too short"},
+
+		// Reasoning items sent back (store false): each before the item it preceded.
+		{"accepted: reasoning before a call", j(rUser, rReason, rCallX, rOutX), "", ""},
+		{"accepted: reasoning before a message", j(rUser, rReason, rText, rUser), "", ""},
+		{"accepted: reasoning before an easy assistant message", j(rUser, rReason, `{"role":"assistant","content":"ok"}`, rUser), "", ""},
+		{"reasoning without id", j(rUser, `{"type":"reasoning","encrypted_content":"gAAAA","summary":[]}`, rText), RuleBadContent, "'input[1].id'"},
+		{"reasoning without summary", j(rUser, `{"type":"reasoning","id":"rs_1","encrypted_content":"gAAAA"}`, rText), RuleBadContent, "'input[1].summary'"},
+		{"reasoning last", j(rUser, rReason), RuleOrphanReasoning, "Item 'rs_1' of type 'reasoning' was provided without its required following item."},
+		{"reasoning before a user message", j(rUser, rReason, rUser), RuleOrphanReasoning, "without its required following item"},
+		{"reasoning before an output", j(rUser, rCallX, rReason, rOutX), RuleOrphanReasoning, "rs_1"},
+		{"reasoning before reasoning", j(rUser, rReason, rReason, rText), RuleOrphanReasoning, "rs_1"},
+		{"reasoning without its content, store false", j(rUser, `{"type":"reasoning","id":"rs_2","summary":[]}`, rText), RuleUnstoredItem,
+			"Item with id 'rs_2' not found. Items are not persisted when `store` is set to false."},
+		// Stored (store absent or true): the API pairs a reasoning item with the next one by id.
+		{"stored: following item without its id", `{"model":"m","input":[` + rUser + `,` + rReason + `,` + rText + `]}`, RuleOrphanReasoning, "rs_1"},
+		{"accepted: stored, following item with its id", `{"model":"m","store":true,"input":[` + rUser + `,{"type":"reasoning","id":"rs_3","summary":[]},{"id":"msg_3","type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]}]}`, "", ""},
 	}
 	runValidator(t, ValidateResponses, cases)
 }
@@ -149,7 +166,7 @@ func TestValidateResponses(t *testing.T) {
 func TestEveryRuleTested(t *testing.T) {
 	rules := []string{RuleInvalidJSON, RuleMissingModel, RuleEmptyMessages, RuleBadRole, RuleBadContent,
 		RuleEmptyContent, RuleBadToolName, RuleBadArguments, RuleBadToolCall, RuleCallWithoutReply,
-		RuleReplyWithoutCall, RuleDuplicateCallID, RuleBadItemType}
+		RuleReplyWithoutCall, RuleDuplicateCallID, RuleBadItemType, RuleOrphanReasoning, RuleUnstoredItem}
 	seen := map[string]bool{}
 	for _, b := range []string{
 		`{"model":`, `{"messages":[]}`, chatBody(""), chatBody(`{"role":"x","content":"a"}`),
@@ -163,8 +180,10 @@ func TestEveryRuleTested(t *testing.T) {
 			seen[v.Rule] = true
 		}
 	}
-	if v := ValidateResponses([]byte(respBody(`{"type":"x"}`))); v != nil {
-		seen[v.Rule] = true
+	for _, b := range []string{respBody(`{"type":"x"}`), respBody(rReason), respBody(`{"type":"reasoning","id":"r","summary":[]}`)} {
+		if v := ValidateResponses([]byte(b)); v != nil {
+			seen[v.Rule] = true
+		}
 	}
 	for _, r := range rules {
 		if !seen[r] {

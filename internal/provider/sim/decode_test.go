@@ -122,7 +122,8 @@ func body(f Format, bash bool, msgs ...msg) []byte {
 				ms = append(ms, obj{"type", "message", "role", m.role, "content", m.text})
 			}
 		}
-		o := obj{"model", "sim-1", "stream", true, "input", ms}
+		// As rein asks a reasoning model: reasoning items come with their encrypted content.
+		o := obj{"model", "sim-1", "stream", true, "store", false, "include", []any{"reasoning.encrypted_content"}, "input", ms}
 		if bash {
 			o = append(o, "tools", []any{obj{"type", "function", "name", "bash", "description", "run a command", "parameters", json.RawMessage(bashSchema)}})
 		}

@@ -56,7 +56,9 @@
 //     steps while sharing the rest.
 //   - thinking {text, signature}: a thinking block first. Anthropic streams thinking_delta and
 //     signature_delta; Chat streams reasoning_content deltas (no signature); Responses streams a
-//     reasoning item's summary and carries the signature as its encrypted_content.
+//     reasoning item's summary and, when the request includes reasoning.encrypted_content,
+//     carries the signature as its encrypted_content (with no signature, encrypted content the
+//     simulator issues and verifies, as for its policy).
 //   - text: assistant text, streamed in word-sized deltas or in "chunks" near-equal deltas.
 //   - tool_calls [{id?, name, arguments}]: tool calls after the text. An arguments value that is a
 //     JSON string is sent as its raw contents, so "ls -la" or "[1]" make the non-object-argument
@@ -92,6 +94,16 @@
 // after the results arrive it summarises the last one's first lines and ends the turn. Otherwise it
 // answers that it is the rein simulator and echoes the prompt. It makes at most
 // Options.MaxToolRounds tool rounds per exchange (an exchange begins at the last user message that
-// is not only tool results). When an Anthropic request enables thinking, each reply begins with a
-// short thinking block with a signature.
+// is not only tool results). When a request asks for reasoning (Anthropic thinking enabled, a Chat
+// reasoning_effort or reasoning object, a Responses reasoning object), each reply begins with a
+// short thinking block: signed on Anthropic, reasoning_content deltas on Chat, a reasoning item
+// on Responses.
+//
+// # Reasoning sent back
+//
+// The encrypted content the simulator issues for a Responses reasoning item ("sim_enc_...") is
+// bound to the item's id. A request that sends one back altered, or under another id, is refused
+// as OpenAI refuses it: HTTP 400, code invalid_encrypted_content, "The encrypted content for item
+// rs_... could not be verified." Encrypted content a script gave is taken as it is. Where a
+// reasoning item may stand is the validator's rule (openai.ValidateResponses).
 package sim

@@ -1,7 +1,11 @@
 package sim
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/provider/openai"
@@ -158,7 +162,14 @@ func (w responsesWire) frames(p *plan) []frame {
 			}
 			add(false, obj{"type", "response.reasoning_summary_text.done", "item_id", id, "output_index", i, "summary_index", 0, "text", pc.text()})
 			add(false, obj{"type", "response.reasoning_summary_part.done", "item_id", id, "output_index", i, "summary_index", 0, "part", obj{"type", "summary_text", "text", pc.text()}})
-			item = obj{"id", id, "type", "reasoning", "summary", []any{obj{"type", "summary_text", "text", pc.text()}}, "encrypted_content", nullable(pc.signature)}
+			var enc any // null: the request did not include it
+			if p.encrypted {
+				enc = pc.signature
+				if pc.signature == "" {
+					enc = sealed(id)
+				}
+			}
+			item = obj{"id", id, "type", "reasoning", "summary", []any{obj{"type", "summary_text", "text", pc.text()}}, "encrypted_content", enc}
 		case pieceText:
 			id := itemID("msg", p, i)
 			add(false, obj{"type", "response.output_item.added", "output_index", i, "item", obj{"id", id, "type", "message", "status", "in_progress", "role", "assistant", "content", []any{}}})
@@ -222,4 +233,37 @@ func (responsesWire) defaultError(status int) (typ, code, msg string) {
 func (responsesWire) contextError(tokens, limit int, reqID string) []byte {
 	msg := fmt.Sprintf("Your input exceeds the context window of this model. Please adjust your input and try again. (rein simulator: %d tokens > %d maximum)", tokens, limit)
 	return openaiErrorBody("invalid_request_error", "context_length_exceeded", msg, "input")
+}
+
+// sealedPrefix begins the encrypted content the simulator issues for its own reasoning items.
+const sealedPrefix = "sim_enc_"
+
+// sealed is the encrypted content the simulator issues for reasoning item id. It stands for the
+// item's hidden reasoning and is bound to the id, so that content sent back under another id, or
+// altered, is refused as OpenAI refuses it.
+func sealed(id string) string {
+	sum := sha256.Sum256([]byte("rein simulator reasoning\x00" + id))
+	return sealedPrefix + hex.EncodeToString(sum[:16])
+}
+
+// verify refuses, in OpenAI's words, a reasoning item sent back with encrypted content the
+// simulator issued for another item, or altered. Content it did not issue (a script's) is taken
+// as it is.
+func (responsesWire) verify(body []byte) (code, msg string) {
+	var req struct {
+		Input []struct {
+			Type             string `json:"type"`
+			ID               string `json:"id"`
+			EncryptedContent string `json:"encrypted_content"`
+		} `json:"input"`
+	}
+	if json.Unmarshal(body, &req) != nil {
+		return "", ""
+	}
+	for _, it := range req.Input {
+		if it.Type == "reasoning" && strings.HasPrefix(it.EncryptedContent, sealedPrefix) && it.EncryptedContent != sealed(it.ID) {
+			return "invalid_encrypted_content", fmt.Sprintf("The encrypted content for item %s could not be verified. Reason: Encrypted content could not be decrypted or parsed.", it.ID)
+		}
+	}
+	return "", ""
 }

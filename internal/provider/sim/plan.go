@@ -19,6 +19,8 @@ type plan struct {
 
 	// Chat: send a usage chunk before [DONE].
 	includeUsage bool
+	// Responses: reasoning items carry their encrypted content.
+	encrypted bool
 
 	delay      time.Duration // before each content delta
 	errorEvent *ErrorEvent

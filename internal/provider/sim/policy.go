@@ -67,8 +67,11 @@ func policy(v view, model string, maxRounds int) Step {
 			decision = "call the " + shell + " tool"
 		}
 		text := "The rein simulator follows a fixed policy; here it will " + decision + "."
-		sum := sha256.Sum256([]byte(text))
-		st.Thinking = &Thinking{Text: text, Signature: "sim_sig_" + hex.EncodeToString(sum[:12])}
+		st.Thinking = &Thinking{Text: text}
+		if v.signs {
+			sum := sha256.Sum256([]byte(text))
+			st.Thinking.Signature = "sim_sig_" + hex.EncodeToString(sum[:12])
+		}
 	}
 	return st
 }

@@ -206,6 +206,12 @@ func (s *Server) serve(w wire) http.Handler {
 			refuse(400, Refused, w.errorBody(400, "invalid_request_error", "", v.Message, v.Path, reqID))
 			return
 		}
+		if ver, ok := w.(verifier); ok {
+			if code, msg := ver.verify(body); msg != "" {
+				refuse(400, Refused, w.errorBody(400, "invalid_request_error", code, msg, "", reqID))
+				return
+			}
+		}
 		v := w.read(body)
 		conv := r.Header.Get(ConversationHeader)
 		if conv == "" {
@@ -241,7 +247,7 @@ func (s *Server) serve(w wire) http.Handler {
 		}
 		p := fromStep(st, s.mintCall)
 		p.measure(v)
-		p.n, p.model, p.created, p.includeUsage = n, model, s.opts.Now().Unix(), v.includeUsage
+		p.n, p.model, p.created, p.includeUsage, p.encrypted = n, model, s.opts.Now().Unix(), v.includeUsage, v.encrypted
 		p.id = map[Format]string{Anthropic: "sim_msg_", Chat: "sim_chatcmpl_", Responses: "sim_resp_"}[w.format()] + fmt.Sprint(n)
 		if st.DelayMs == 0 {
 			p.delay = s.opts.Delay

@@ -471,3 +471,71 @@ func TestMaxLogged(t *testing.T) {
 		t.Errorf("log %+v", r)
 	}
 }
+
+// TestReasoning: asked for reasoning, the policy reasons in each format's own way, and a
+// Responses reasoning item carries encrypted content (when the request includes it) that the
+// simulator verifies when it comes back, as OpenAI does.
+func TestReasoning(t *testing.T) {
+	_, url := sim(t, Options{})
+	bash := `{"type":"function","name":"bash","description":"run a command","parameters":` + bashSchema + `}`
+	respReq := func(extra, input string) []byte {
+		return []byte(`{"model":"sim-1","stream":true,"store":false` + extra + `,"tools":[` + bash + `],"input":[` + input + `]}`)
+	}
+	const ask = `,"reasoning":{"effort":"high","summary":"auto"},"include":["reasoning.encrypted_content"]`
+	user := `{"role":"user","content":"list the files"}`
+	g := stream(t, url, Responses, respReq(ask, user))
+	if g.thinking == "" || !strings.HasPrefix(g.signature, sealedPrefix) || len(g.calls) != 1 {
+		t.Fatalf("thinking %q, encrypted content %q, calls %+v", g.thinking, g.signature, g.calls)
+	}
+	var item json.RawMessage
+	var id string
+	for _, ev := range g.events {
+		var e struct {
+			Type string
+			Item json.RawMessage
+		}
+		var it struct{ Type, ID string }
+		if json.Unmarshal(ev.Data, &e) == nil && e.Type == "response.output_item.done" && json.Unmarshal(e.Item, &it) == nil && it.Type == "reasoning" {
+			item, id = e.Item, it.ID
+		}
+	}
+	c := g.calls[0]
+	rest := `,{"type":"function_call","call_id":"` + c.id + `","name":"bash","arguments":` + string(mustJSON(c.args)) + `},{"type":"function_call_output","call_id":"` + c.id + `","output":"a.txt"}`
+	if g := stream(t, url, Responses, respReq(ask, user+","+string(item)+rest)); g.text == "" || g.thinking == "" {
+		t.Errorf("the reasoning sent back was not taken: %+v", g)
+	}
+	for name, bad := range map[string]string{
+		"altered":        strings.Replace(string(item), g.signature, g.signature[:len(g.signature)-1]+"x", 1),
+		"another item's": strings.Replace(string(item), id, "rs_other", 1),
+	} {
+		resp := post(t, url, Responses, respReq(ask, user+","+bad+rest))
+		e := readError(t, resp)
+		if resp.StatusCode != 400 || e.code != "invalid_encrypted_content" || !strings.Contains(e.message, "could not be verified") {
+			t.Errorf("%s encrypted content: status %d, %+v", name, resp.StatusCode, e)
+		}
+	}
+	// Not included: the item has no encrypted content to send back.
+	g = stream(t, url, Responses, respReq(`,"reasoning":{"effort":"low","summary":"auto"}`, user))
+	if g.thinking == "" || g.signature != "" {
+		t.Errorf("without include: thinking %q, encrypted content %q", g.thinking, g.signature)
+	}
+	// Not asked: no reasoning.
+	if g := stream(t, url, Responses, respReq("", user)); g.thinking != "" {
+		t.Errorf("reasoning nobody asked for: %q", g.thinking)
+	}
+	// Chat streams reasoning_content when an effort is asked.
+	chat := func(extra string) []byte {
+		return []byte(`{"model":"sim-1","stream":true` + extra + `,"messages":[{"role":"user","content":"hello"}]}`)
+	}
+	if g := stream(t, url, Chat, chat(`,"reasoning_effort":"high"`)); g.thinking == "" || g.text == "" {
+		t.Errorf("chat with an effort: thinking %q text %q", g.thinking, g.text)
+	}
+	if g := stream(t, url, Chat, chat("")); g.thinking != "" {
+		t.Errorf("chat reasoning nobody asked for: %q", g.thinking)
+	}
+	// Anthropic thinking is signed.
+	b := []byte(`{"model":"sim-1","max_tokens":2048,"stream":true,"thinking":{"type":"enabled","budget_tokens":1024},"messages":[{"role":"user","content":"hello"}]}`)
+	if g := stream(t, url, Anthropic, b); g.thinking == "" || !strings.HasPrefix(g.signature, "sim_sig_") {
+		t.Errorf("anthropic thinking %q signed %q", g.thinking, g.signature)
+	}
+}

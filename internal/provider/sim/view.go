@@ -12,13 +12,19 @@ type view struct {
 	model        string
 	stream       bool
 	includeUsage bool // Chat: stream_options.include_usage
-	thinking     bool // Anthropic: thinking enabled
-	tools        []string
-	first        string   // the text of the first user message
-	prompt       string   // the text of the last user prompt (a user message that is not only tool results)
-	results      []result // tool results since that prompt, in order
-	rounds       int      // assistant tool-call rounds since that prompt
-	estimate     int      // input tokens: context bytes / 4, rounded up
+	// thinking: the request asks for thinking or reasoning (Anthropic thinking enabled, a Chat
+	// reasoning_effort or reasoning object, a Responses reasoning object).
+	thinking bool
+	signs    bool // thinking comes with a signature of its own (Anthropic)
+	// encrypted: a Responses request includes reasoning.encrypted_content, so reasoning items
+	// carry it.
+	encrypted bool
+	tools     []string
+	first     string   // the text of the first user message
+	prompt    string   // the text of the last user prompt (a user message that is not only tool results)
+	results   []result // tool results since that prompt, in order
+	rounds    int      // assistant tool-call rounds since that prompt
+	estimate  int      // input tokens: context bytes / 4, rounded up
 }
 
 type result struct {
@@ -95,6 +101,7 @@ func readAnthropic(body []byte) view {
 	_ = json.Unmarshal(body, &req)
 	v := view{model: req.Model, stream: req.Stream, estimate: estimate(req.System, req.Messages, req.Tools)}
 	v.thinking = req.Thinking != nil && req.Thinking.Type != "" && req.Thinking.Type != "disabled"
+	v.signs = true
 	v.tools = functionNames(req.Tools)
 	var msgs []struct {
 		Role    string          `json:"role"`
@@ -148,9 +155,12 @@ func readChat(body []byte) view {
 		StreamOptions *struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
+		ReasoningEffort string          `json:"reasoning_effort"`
+		Reasoning       json.RawMessage `json:"reasoning"`
 	}
 	_ = json.Unmarshal(body, &req)
 	v := view{model: req.Model, stream: req.Stream, estimate: estimate(req.Messages, req.Tools)}
+	v.thinking = req.ReasoningEffort != "" || present(req.Reasoning)
 	v.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	v.tools = functionNames(req.Tools)
 	var msgs []struct {
@@ -181,9 +191,15 @@ func readResponses(body []byte) view {
 		Instructions json.RawMessage `json:"instructions"`
 		Input        json.RawMessage `json:"input"`
 		Tools        json.RawMessage `json:"tools"`
+		Reasoning    json.RawMessage `json:"reasoning"`
+		Include      []string        `json:"include"`
 	}
 	_ = json.Unmarshal(body, &req)
 	v := view{model: req.Model, stream: req.Stream, estimate: estimate(req.Instructions, req.Input, req.Tools)}
+	v.thinking = present(req.Reasoning)
+	for _, in := range req.Include {
+		v.encrypted = v.encrypted || in == "reasoning.encrypted_content"
+	}
 	v.tools = functionNames(req.Tools)
 	var s string
 	if json.Unmarshal(req.Input, &s) == nil {
@@ -232,4 +248,9 @@ func functionNames(raw json.RawMessage) []string {
 		}
 	}
 	return names
+}
+
+// present reports whether a field is set to something other than null.
+func present(raw json.RawMessage) bool {
+	return len(raw) > 0 && string(raw) != "null"
 }

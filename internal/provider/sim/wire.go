@@ -37,6 +37,13 @@ type wire interface {
 	requestIDHeader() string
 }
 
+// verifier is a wire that judges what only the provider itself can: content it issued and a
+// client sent back (a Responses reasoning item's encrypted content). verify returns the
+// provider's error code and words for the first thing it refuses, or "" for the message.
+type verifier interface {
+	verify(body []byte) (code, msg string)
+}
+
 // frame is one server-sent event. A delta frame carries content: it is what faults count and
 // what a slow stream waits before. A head frame opens the stream, before any content.
 type frame struct {
