@@ -26,7 +26,8 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 	defer func() { a.edited = nil }()
 	results := make([]record.ToolResult, 0, len(calls))
 	var after []record.Payload
-	for _, c := range calls {
+	used, limit := 0, a.batchCap()
+	for i, c := range calls {
 		if ctx.Err() != nil {
 			results = append(results, record.ToolResult{CallID: c.ID, IsError: true, Outcome: record.NotExecuted,
 				Content: fold.WithTrailer(c.Name+" was not executed: the session was stopped before it started.", turn)})
@@ -44,6 +45,7 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		if res.Content == "" {
 			res.Content = "(no output)"
 		}
+		res.Content = clipToBatch(res.Content, &used, limit, len(calls)-i)
 		r := record.ToolResult{CallID: c.ID, Content: fold.WithTrailer(res.Content, turn), IsError: res.IsError, Outcome: res.Outcome}
 		fin := &record.ToolFinished{CallID: c.ID, DurationMs: a.cfg.Now().Sub(start).Milliseconds(), ExitCode: res.ExitCode, Outcome: res.Outcome}
 		// A result that rests on records written only with the batch's results (an eviction, and
