@@ -54,8 +54,9 @@ func TestControlLeavesNoFile(t *testing.T) {
 	}
 }
 
-// TestHeldControlAgainstTheCommand: a command that closes or takes over fd 57 loses the report of
-// its working directory (the next call starts where it did), never its exit status.
+// TestHeldControlAgainstTheCommand: a command that closes or takes over fd 57 may lose the report
+// of its working directory (bash 5 then starts the next call where this one started; bash 3.2
+// keeps the report), never its exit status.
 func TestHeldControlAgainstTheCommand(t *testing.T) {
 	testControl = heldControl
 	defer func() { testControl = defaultControl }()
@@ -65,9 +66,10 @@ func TestHeldControlAgainstTheCommand(t *testing.T) {
 		if r.Outcome != record.Failed || r.ExitCode == nil || *r.ExitCode != 3 {
 			t.Errorf("%s: got %q %s", command, r.Content, r.Outcome)
 		}
-		if got := sh.Dir(); got != root {
-			t.Errorf("%s: the next call starts in %s; want %s, where this one started", command, got, root)
+		if got := sh.Dir(); got != root && got != filepath.Join(root, "a") {
+			t.Errorf("%s: the next call starts in %s; want %s or %s", command, got, root, filepath.Join(root, "a"))
 		}
+		run(t, sh, "cd "+root)
 	}
 	if r := run(t, sh, "cd a; exit 4"); r.ExitCode == nil || *r.ExitCode != 4 || sh.Dir() != filepath.Join(root, "a") {
 		t.Errorf("a command leaving fd 57 alone: got %q, %v; the next call starts in %s", r.Content, r.ExitCode, sh.Dir())
