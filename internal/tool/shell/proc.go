@@ -36,14 +36,15 @@ import (
 // group once the command ended, so that a call's background jobs end with it. It reaps the
 // supervisor only after that last SIGKILL, so the group id cannot have been reused by then. The
 // supervisor's parent-death signal, SIGUSR1, trapped to kill the group, is a second line of
-// defence should the lifeline ever be held open by mistake.
+// defence should the lifeline ever be held open by mistake (on Linux: macOS has no such signal).
 //
 // The command's subshell appends its final working directory to the control file on exit, and
 // the waiter appends the command's exit status, each entry ending with a NUL. The control file
-// has no name on any filesystem, so nothing is left behind when rein is killed; how the two reach
-// it depends on the platform (see control): on Linux it is a memfd the supervisor alone holds, as
-// fd 5, which the others open as /proc/<supervisor>/fd/5; elsewhere an unlinked file passed down
-// as fd 57. The supervisor script starts with the line that says which (control.reach).
+// has no name on any filesystem by the time the supervisor starts, so nothing is left behind
+// when rein is killed. How the two reach it depends on the platform (see control): on Linux it
+// is a memfd the supervisor alone holds, as fd 5, which the others open as
+// /proc/<supervisor>/fd/5; on macOS an unlinked file the supervisor moves to fd 57, which the
+// others inherit and open as /dev/fd/57. The script's first line says which (control.reach).
 //
 // File descriptors: 3 is the output pipe (the command's stdout and stderr; neither the supervisor
 // nor the waiter keeps it, so end of file means every process of the command closed it), 4 the
@@ -148,7 +149,8 @@ func start(bash, dir string, env []string, grace time.Duration, command string, 
 
 	// Linux sends the parent-death signal when the thread that forked the child exits, not the
 	// process; Go may retire a thread. So the fork and the waits happen on one locked thread that
-	// outlives the supervisor. (Elsewhere the lock costs a thread while the command runs.)
+	// outlives the supervisor. (macOS has no such signal; there the lock is harmless, the thread
+	// blocking in AwaitExit either way.)
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
