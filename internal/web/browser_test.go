@@ -1,8 +1,8 @@
 package web_test
 
 // The web chat tested end to end (DESIGN §12.6): a real host in-process, its agent talking to the
-// provider simulator through the Anthropic client, and Debian's chromium driven headless by
-// chromedp. Nothing sleeps for a fixed time: every wait polls the page or the host with a timeout.
+// provider simulator through the Anthropic client, and chromium (Debian's in CI; Chromium or
+// Google Chrome on macOS) driven headless by chromedp. Nothing sleeps for a fixed time: every wait polls the page or the host with a timeout.
 
 import (
 	"context"
@@ -34,11 +34,32 @@ import (
 	"github.com/reinhq/rein/internal/web"
 )
 
-const chromium = "/usr/bin/chromium"
+// browsers are where the tests look for a browser, after $REIN_CHROMIUM: Debian's chromium, then
+// Chromium and Google Chrome as macOS installs them.
+var browsers = []string{
+	"/usr/bin/chromium",
+	"/Applications/Chromium.app/Contents/MacOS/Chromium",
+	"/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+}
+
+// findChromium returns the browser the tests drive, or "" if there is none.
+func findChromium() string {
+	if p := os.Getenv("REIN_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, p := range browsers {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
 
 func TestWebChat(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("the web chat's browser tests need Debian's chromium at %s (apt-get install chromium; .ci/run installs it)", chromium)
+	chromium := findChromium()
+	if chromium == "" {
+		t.Skipf("the web chat's browser tests need chromium at one of %q, or its path in REIN_CHROMIUM "+
+			"(apt-get install chromium, as .ci/run does; on macOS, brew install --cask chromium)", browsers)
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromium),

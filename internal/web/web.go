@@ -15,8 +15,9 @@
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //
-// The browser tests (browser_test.go) drive Debian's chromium against a real host and the provider
-// simulator; they skip when /usr/bin/chromium is absent.
+// The browser tests (browser_test.go) drive chromium against a real host and the provider
+// simulator; they skip when no chromium is found ($REIN_CHROMIUM, Debian's, or macOS's Chromium or
+// Google Chrome).
 package web
 
 import (
