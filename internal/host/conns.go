@@ -296,8 +296,8 @@ func (c *gatedConn) waiting() bool {
 		return false
 	}
 	n := 0
-	// TIOCINQ (FIONREAD): the bytes received and not yet read.
-	_ = raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	// FIONREAD: the bytes received and not yet read.
+	_ = raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), fionread) })
 	return n > 0
 }
 
