@@ -218,14 +218,10 @@ func cgroupV2() string {
 			continue
 		}
 		dir := filepath.Join(fs[4], rel)
-		what := "no cgroup.kill (Linux 5.14)"
-		if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err == nil {
-			what = "cgroup.kill"
-		}
 		if unix.Access(dir, unix.W_OK) == nil {
-			return fmt.Sprintf("%s (writable, %s)", dir, what)
+			return dir + " (writable by rein)"
 		}
-		return fmt.Sprintf("%s (not writable by rein, %s)", dir, what)
+		return dir + " (not writable by rein)"
 	}
 	return ""
 }
