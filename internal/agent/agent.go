@@ -48,6 +48,9 @@ type Config struct {
 	// session's start and each resume, so that a resume keeps them.
 	Thinking int
 	Effort   string
+	// Sandbox says the OS sandbox the tools' commands run under, recorded with the session's
+	// start and each resume ("" records nothing).
+	Sandbox string
 	System   string
 	Runner   *tool.Runner
 	// Doors are tools that act on the session itself (context, transcript, agents); they are
@@ -169,10 +172,10 @@ func (a *Agent) Settle(cwd, version string) error {
 	if st.Meta().Session == "" {
 		// The record is empty (a crash right after it was created): start it now.
 		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
+			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox})
 	}
 	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
+		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox})
 }
 
 // TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt
