@@ -18,6 +18,7 @@ import (
 
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/host"
+	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tui"
 	"github.com/spf13/cobra"
@@ -128,7 +129,12 @@ func chatHost(cmd *cobra.Command, f runFlags) (base, token string, info *wiring,
 		return fail(err)
 	}
 	undo = append(undo, wired.close)
-	if _, err := buildRunner(ws, f.permission, f.allow, f.deny); err != nil {
+	box, err := f.sandbox.policy()
+	if err != nil {
+		return fail(err)
+	}
+	undo = append(undo, closeSandboxes)
+	if _, err := buildRunner(ws, f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off}); err != nil {
 		return fail(exitf(exitUsage, "%v", err))
 	}
 	// The terminal belongs to the chat: what the host and its HTTP server would print (a record
@@ -142,7 +148,7 @@ func chatHost(cmd *cobra.Command, f runFlags) (base, token string, info *wiring,
 	}
 	h, err := host.Open(host.Config{
 		Root: root, Cwd: ws, Provider: wired.name, Model: wired.model, Window: wired.window, Version: version,
-		Session: session.Options{Redact: redactText}, Log: logw,
+		Sandbox: box.String(), Session: session.Options{Redact: redactText}, Log: logw,
 		NewAgentFor: hostAgent(ws, wired, f),
 	})
 	if err != nil {

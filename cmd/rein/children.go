@@ -56,6 +56,7 @@ func spawner(ws string, wired *wiring, f runFlags) agent.Spawner {
 		dir := filepath.Join(filepath.Dir(filepath.Dir(ps.Path())), id)
 		child, err := session.Create(dir, session.Options{Redact: redactText}, &record.SessionStarted{
 			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version, Parent: ps.ID(),
+			Sandbox: parent.Config().Sandbox,
 		})
 		if err != nil {
 			return nil, err
@@ -66,7 +67,12 @@ func spawner(ws string, wired *wiring, f runFlags) agent.Spawner {
 				return nil, err
 			}
 		}
-		runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+		box, err := f.sandbox.policy()
+		if err != nil {
+			child.Close()
+			return nil, err
+		}
+		runner, err := buildRunner(ws, f.permission, f.allow, f.deny, box)
 		if err != nil {
 			child.Close()
 			return nil, err

@@ -36,6 +36,7 @@ type runFlags struct {
 	deny       []string
 	maxTokens  int
 	children   childFlags
+	sandbox    sandboxFlags
 	prompt     string // -p
 	// changed says whether the person set a flag on the command line (not the config file).
 	changed func(name string) bool
@@ -55,6 +56,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", 8192, "the output limit of each reply")
 	cmd.Flags().StringVarP(&f.prompt, "prompt", "p", "", `the prompt (as "rein -p" in other harnesses); or give it as arguments, or on standard input`)
 	f.children.register(cmd.Flags())
+	f.sandbox.register(cmd.Flags())
 }
 
 // resolve resolves the provider the flags name and checks the thinking budget against the
@@ -95,6 +97,8 @@ writing it, rein run --resume refuses, naming that process, and exits 4.
 
 Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
 4 the session is held by another process, 130 stopped, 141 standard output closed.
+
+` + sandboxHelp + `
 
 ` + rulesHelp,
 		Example: `  rein run --provider sim "list the files here"
@@ -206,6 +210,12 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	if err := allowHasEffect(f); err != nil {
 		return err
 	}
+	box, err := f.sandbox.policy()
+	if err != nil {
+		return err
+	}
+	f.sandbox.warn(stderr, box)
+	defer closeSandboxes()
 	opts := session.Options{Redact: redactText}
 	var sess *session.Session
 	resumed := false
@@ -250,7 +260,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 			return err
 		}
 	}
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny, box)
 	if err != nil {
 		if sess != nil {
 			sess.Close()
@@ -266,6 +276,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}
 	if sess != nil {
 		sayChanges(stderr, was, ws, wired, f.permission)
+		saySandboxChange(stderr, was.Sandbox, box)
 	}
 	defer wired.close()
 	if sess == nil {
@@ -273,6 +284,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		s, err := session.Create(filepath.Join(session.ProjectDir(root, ws), id), opts, &record.SessionStarted{
 			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
 			BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
+			Sandbox: box.String(),
 		})
 		if err != nil {
 			return exitf(exitFailed, "cannot create the session: %v", err)
@@ -285,8 +297,8 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	a := agent.New(agent.Config{
 		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
 		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
-		System: systemPrompt(ws), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
-		AwaitChildren: true,
+		System: systemPrompt(ws) + sandboxNote(box), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
+		AwaitChildren: true, Sandbox: box.String(),
 	})
 	kids := a.Children()
 	out := newPrinter(stdout, stderr, f.asJSON)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/host"
+	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/web"
 	"github.com/spf13/cobra"
@@ -102,7 +103,11 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 		if s.Provider != "" && s.Provider != wired.name {
 			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
 		}
-		runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+		box, err := f.sandbox.policy()
+		if err != nil {
+			return nil, err
+		}
+		runner, err := buildRunner(ws, f.permission, f.allow, f.deny, box)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +118,8 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 		}
 		return agent.New(agent.Config{
 			Session: sess, Wire: wired.wire, Provider: wired.name, Model: model, MaxTokens: f.maxTokens,
-			Thinking: wired.thinking, Effort: wired.effort, System: systemPrompt(ws), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
+			Thinking: wired.thinking, Effort: wired.effort, System: systemPrompt(ws) + sandboxNote(box), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
+			Sandbox: box.String(),
 		}), nil
 	}
 }
@@ -202,7 +208,13 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags) error {
 		return err
 	}
 	defer wired.close()
-	if _, err := buildRunner(ws, f.permission, f.allow, f.deny); err != nil {
+	box, err := f.sandbox.policy()
+	if err != nil {
+		return err
+	}
+	f.sandbox.warn(cmd.ErrOrStderr(), box)
+	defer closeSandboxes()
+	if _, err := buildRunner(ws, f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off}); err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
 	token, err := serveToken(root)
@@ -211,6 +223,7 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags) error {
 	}
 	h, err := host.Open(host.Config{
 		Root: root, Cwd: ws, Provider: wired.name, Model: wired.model, Window: wired.window, Version: version,
+		Sandbox:          box.String(),
 		Session:          session.Options{Redact: redactText},
 		NewAgentFor:      hostAgent(ws, wired, f),
 		Log:              cmd.ErrOrStderr(),

@@ -207,11 +207,14 @@ func show(out io.Writer, path string, st *fold.State, torn int64, live *fsys.Hol
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"record": path, "phase": st.Phase().String(), "system": st.System(), "messages": st.Context(), "survey": st.Survey()})
+		return enc.Encode(map[string]any{"record": path, "phase": st.Phase().String(), "sandbox": st.Meta().Sandbox, "system": st.System(), "messages": st.Context(), "survey": st.Survey()})
 	}
 	m := st.Meta()
 	fmt.Fprintf(out, "session %s  %s/%s  phase %s\n", m.Session, m.Provider, m.Model, st.Phase())
 	fmt.Fprintf(out, "record  %s\n", path)
+	if m.Sandbox != "" {
+		fmt.Fprintf(out, "sandbox %s\n", m.Sandbox)
+	}
 	switch {
 	case live != nil:
 		fmt.Fprintf(out, "live    held by %s, which is writing it now\n", live)

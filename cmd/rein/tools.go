@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/reinhq/rein/internal/agent"
+	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/tool"
 	"github.com/reinhq/rein/internal/tool/shell"
 )
@@ -22,17 +23,22 @@ ask mode, a call runs unasked only if allow rules cover all of it.
 
 Rules are a convenience that stops honest mistakes, not a security boundary: they
 match what a line says, not what a script, a program or a git alias will do, and a
-command built to evade them can. The boundary is the operating system's: run rein
-as a user who cannot do what must not be done (an OS sandbox is to come).`
+command built to evade them can. The boundary is the OS sandbox (--sandbox), and
+beyond it the user rein runs as.`
 
-// buildRunner wires the workspace tools and the permission policy. A rule naming no tool of the
-// session (bash, the file tools, the doors) is refused, saying which was meant.
-func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
+// buildRunner wires the workspace tools, the permission policy and the OS sandbox of the bash
+// tool (its temporary directory lives until closeSandboxes). A rule naming no tool of the session
+// (bash, the file tools, the doors) is refused, saying which was meant.
+func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy) (*tool.Runner, error) {
 	pol, err := policyFrom(mode, allow, deny)
 	if err != nil {
 		return nil, err
 	}
-	sh, err := shell.New(ws, shell.Options{})
+	sb, err := openSandbox(box, ws)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := shell.New(ws, shell.Options{Sandbox: sb})
 	if err != nil {
 		return nil, err
 	}

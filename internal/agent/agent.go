@@ -48,9 +48,6 @@ type Config struct {
 	// session's start and each resume, so that a resume keeps them.
 	Thinking int
 	Effort   string
-	// Sandbox says the OS sandbox the tools' commands run under, recorded with the session's
-	// start and each resume ("" records nothing).
-	Sandbox string
 	System   string
 	Runner   *tool.Runner
 	// Doors are tools that act on the session itself (context, transcript, agents); they are
@@ -67,6 +64,9 @@ type Config struct {
 	// at the reply and a later child's reply waits in the inbox for the owner to revive the agent
 	// (the host: OnArrival, BeginArrivals).
 	AwaitChildren bool
+	// Sandbox says the OS sandbox the tools' commands run under, recorded with the session's
+	// start and each resume ("" records nothing).
+	Sandbox string
 }
 
 // Door is a tool that reads or edits the session it runs in.

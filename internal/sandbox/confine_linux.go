@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -101,7 +102,7 @@ func check() Support {
 	s.SeccompWhy = seccompWhy()
 	s.Seccomp = s.SeccompWhy == ""
 	s.userNS = os.Geteuid() != 0
-	if why := probe(s.userNS); why != "" {
+	if why := probe(selfExe, s.userNS); why != "" {
 		s.ContainWhy = why
 	} else {
 		s.Namespaces = true
@@ -156,16 +157,19 @@ func (s Support) report(w io.Writer) {
 	}
 }
 
+// probeWait is how long the probe's helper may take.
+var probeWait = 5 * time.Second
+
 // probe starts the helper in the namespaces a command would get, to learn whether this machine
 // grants them: "" if it does, or why not.
-func probe(userNS bool) string {
+func probe(exe string, userNS bool) string {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err.Error()
 	}
 	defer r.Close()
 	b, _ := json.Marshal(spec{Contain: true, Probe: true, Report: 3})
-	cmd := exec.Command(selfExe, helperArg, string(b))
+	cmd := exec.Command(exe, helperArg, string(b))
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	namespaces(cmd.SysProcAttr, userNS)
@@ -178,8 +182,16 @@ func probe(userNS bool) string {
 	if err != nil {
 		return fmt.Sprintf("this machine refuses %s: %v", what, err)
 	}
+	// A program whose main does not call Main first would run as itself, not as the helper: it
+	// gets a moment, then its namespace, all it started included, ends with it.
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	timer := time.AfterFunc(probeWait, func() { cmd.Process.Kill() })
 	msg, _ := io.ReadAll(io.LimitReader(r, 4<<10))
-	werr := cmd.Wait()
+	werr := <-waited
+	if !timer.Stop() {
+		return fmt.Sprintf("the helper trying %s did not answer within %v (does this program call sandbox.Main first?)", what, probeWait)
+	}
 	switch {
 	case len(msg) > 0:
 		return fmt.Sprintf("this machine grants %s but not its setup: %s", what, msg)

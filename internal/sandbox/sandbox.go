@@ -121,7 +121,7 @@ func (p Policy) Check() error {
 
 // Prompt is what the system prompt says of the sandbox, so that the model knows why a write or a
 // connection fails, and where it may write instead.
-func (p Policy) Prompt(temp string) string {
+func (p Policy) Prompt() string {
 	if p.Mode == Off || p.Mode == "" {
 		return ""
 	}
@@ -133,7 +133,7 @@ func (p Policy) Prompt(temp string) string {
 	case ReadOnly:
 		b.WriteString("they may not write in the workspace, only")
 	}
-	fmt.Fprintf(&b, " and in $TMPDIR (%s)", temp)
+	b.WriteString(" and in $TMPDIR (a directory of the session's own)")
 	if len(p.Write) > 0 {
 		b.WriteString(" and " + strings.Join(p.Write, ", "))
 	}

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/elastic/go-seccomp-bpf/arch"
@@ -124,5 +127,25 @@ func TestCheckThisMachine(t *testing.T) {
 	t.Logf("\n%s", b.String())
 	if err := s.Enforce(Policy{Mode: WorkspaceWrite}); err != nil && os.Getenv("REIN_REQUIRE_SANDBOX") != "" {
 		t.Fatalf("REIN_REQUIRE_SANDBOX is set, and %v", err)
+	}
+}
+
+// TestProbeOfAProgramThatIsNoHelper: a program that does not call Main first (here, a script that
+// sleeps) is not taken for the helper: the probe gives up after probeWait, and what it started
+// ends with its namespace.
+func TestProbeOfAProgramThatIsNoHelper(t *testing.T) {
+	if Check().Contain == "" {
+		t.Skipf("no PID namespace here: %s", Check().ContainWhy)
+	}
+	exe := filepath.Join(t.TempDir(), "not-rein")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\nsleep 1000 & wait\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	defer func(d time.Duration) { probeWait = d }(probeWait)
+	probeWait = 200 * time.Millisecond
+	start := time.Now()
+	why := probe(exe, Check().userNS)
+	if !strings.Contains(why, "did not answer") || time.Since(start) > 5*time.Second {
+		t.Errorf("after %v: %q", time.Since(start), why)
 	}
 }
