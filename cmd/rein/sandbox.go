@@ -17,9 +17,10 @@ const sandboxHelp = `The OS sandbox (--sandbox) confines every command the bash 
   workspace-write  writes only to the workspace, $TMPDIR (a directory of the
                    session's own), /dev/null and each --sandbox-write directory;
                    reads anywhere; no network (TCP, UDP) unless --allow-network;
-                   whatever a command starts ends with its call. The default
-                   where the kernel supports it (Linux: Landlock ABI 3, 6.2+;
-                   macOS: sandbox-exec).
+                   on Linux, whatever a command starts (a setsid daemon too)
+                   ends with its call where rein may make PID namespaces. The
+                   default where the kernel supports it (Linux: Landlock ABI 3,
+                   6.2 or later; macOS: sandbox-exec).
   read-only        the same, the workspace not writable either.
   off              no sandbox: commands do whatever the user running rein can.
 A command the machine cannot confine as asked is refused, never run without

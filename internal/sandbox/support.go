@@ -93,7 +93,7 @@ func (s Support) Report(w io.Writer) {
 		fmt.Fprintf(w, "  --protect-git: not available (it needs a mount namespace: %s)\n", s.ContainWhy)
 	}
 	if s.Cgroup != "" {
-		fmt.Fprintf(w, "  cgroup v2: %s (not used: the PID namespace holds the processes)\n", s.Cgroup)
+		fmt.Fprintf(w, "  cgroup v2: %s; not used: rein holds a command's processes with a PID namespace\n", s.Cgroup)
 	}
 	if s.Bwrap != "" {
 		fmt.Fprintf(w, "  bubblewrap: %s (not used: rein sets up the namespaces itself)\n", s.Bwrap)

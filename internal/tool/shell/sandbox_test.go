@@ -695,3 +695,65 @@ func bool2int(b bool) int {
 	}
 	return 0
 }
+
+// BenchmarkSandbox measures what a command costs under each sandbox: `true`, from Run's call to
+// its result, unconfined, under Landlock and seccomp (the helper re-executed), and in a PID
+// namespace too. It reports the median and the 99th percentile.
+func BenchmarkSandbox(b *testing.B) {
+	kinds := []string{"off", "confined", "contained"}
+	for _, kind := range kinds {
+		b.Run(kind, func(b *testing.B) {
+			ws := b.TempDir()
+			var box *sandbox.Sandbox
+			switch kind {
+			case "off":
+			case "contained":
+				if sandbox.Check().Contain == "" {
+					b.Skip(sandbox.Check().ContainWhy)
+				}
+				fallthrough
+			default:
+				if err := sandbox.Check().Enforce(sandbox.Policy{Mode: sandbox.WorkspaceWrite}); err != nil {
+					b.Skip(err)
+				}
+				box = kindBox(b, kind, sandbox.Policy{Mode: sandbox.WorkspaceWrite}, ws)
+			}
+			sh, err := New(ws, Options{Sandbox: box})
+			if err != nil {
+				b.Fatal(err)
+			}
+			call := bashCall("true", 0)
+			var lat []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if r := sh.Run(context.Background(), call); r.Outcome != record.OK {
+					b.Fatal(r.Content)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+		})
+	}
+}
+
+// TestSandboxCannotReadRein: a contained command cannot read rein's environment or memory
+// through /proc, even where the user could (root): the PID namespace's /proc does not show rein.
+// (Landlock alone refuses only what needs ptrace's attach right, such as mem, not environ.)
+func TestSandboxCannotReadRein(t *testing.T) {
+	requireSandbox(t, true)
+	probe := fmt.Sprintf(`for f in environ mem maps; do if (exec 3<"/proc/%d/$f") 2>/dev/null; then echo "READ $f"; else echo "DENIED $f"; fi; done`, os.Getpid())
+	open, _ := newTool(t, Options{Sandbox: nil})
+	if r := run(t, open, probe); !strings.Contains(r.Content, "READ environ") {
+		t.Skipf("without the sandbox this process's environment is not readable either (%q): nothing to test", r.Content)
+	}
+	ws := t.TempDir()
+	sh, err := New(ws, Options{Sandbox: kindBox(t, "contained", sandbox.Policy{Mode: sandbox.WorkspaceWrite}, ws)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, sh, probe); r.Content != "DENIED environ\nDENIED mem\nDENIED maps\n" {
+		t.Errorf("contained: %q", r.Content)
+	}
+}
