@@ -157,15 +157,18 @@ func saySandboxChange(w io.Writer, was string, p osbox.Policy) {
 
 func newSandboxCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "sandbox",
+		Use:   "sandbox [check]",
 		Short: "Say what OS sandbox this machine can give commands",
 		Long: `sandbox says which of the mechanisms rein confines commands with this machine
 has (Linux: Landlock and its ABI, seccomp, PID and mount namespaces; macOS:
 sandbox-exec), what each confines, and what the default --sandbox mode is here.
 
 ` + sandboxHelp,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] != "check" {
+				return exitf(exitUsage, "rein sandbox takes no argument but check, not %q", args[0])
+			}
 			sandboxSupport().Report(cmd.OutOrStdout())
 			return nil
 		},

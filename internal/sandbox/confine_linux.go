@@ -33,6 +33,8 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) (func() error, error) {
 	if err := s.sup.Enforce(s.policy); err != nil {
 		return nil, err
 	}
+	// /dev/null is the one file outside the writable directories a command may write. /dev/tty
+	// is not granted: a command leads a session of its own and has no terminal to open.
 	sp := spec{Write: s.write, Files: []string{os.DevNull}, Rights: rightsFor(s.sup.Landlock, s.policy), Network: s.policy.Network}
 	if s.sup.Contain != "" {
 		sp.Contain, sp.DropCaps = true, s.sup.userNS
