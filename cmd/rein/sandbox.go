@@ -14,8 +14,8 @@ import (
 
 // sandboxHelp says what the sandbox modes do, for the help of the commands that take them.
 const sandboxHelp = `The OS sandbox (--sandbox) confines every command the bash tool runs:
-  workspace-write  writes only to the workspace, $TMPDIR (a directory of the
-                   session's own), /dev/null and each --sandbox-write directory;
+  workspace-write  writes only to the workspace, $TMPDIR (a directory rein makes
+                   and removes), /dev/null and each --sandbox-write directory;
                    reads anywhere; no network (TCP, UDP) unless --allow-network;
                    on Linux, whatever a command starts (a setsid daemon too)
                    ends with its call where rein may make PID namespaces. The
@@ -95,21 +95,28 @@ func (f sandboxFlags) warn(w io.Writer, p osbox.Policy) {
 	}
 }
 
-// sandboxes holds the temporary directories of this process's sandboxes, one directory for all,
-// removed when rein ends (closeSandboxes).
+// sandboxes holds this process's sandboxes, one per workspace and policy, whose temporary
+// directories live in one directory, removed when rein ends (closeSandboxes).
 var sandboxes struct {
 	mu   sync.Mutex
 	root string
-	open []*osbox.Sandbox
+	open map[string]*osbox.Sandbox // by workspace and policy
 }
 
-// openSandbox makes the sandbox of a session's bash tool in ws under policy p, or nil for off.
+// openSandbox returns the sandbox of the bash tools working in ws under policy p, or nil for off.
+// The sessions of one process in one workspace share it, and so its temporary directory: they
+// share the workspace, which their commands may all write, so a directory each would keep nothing
+// apart, and a host that reopens conversations would make one at every reopening.
 func openSandbox(p osbox.Policy, ws string) (*osbox.Sandbox, error) {
 	if p.Mode == osbox.Off {
 		return nil, nil
 	}
 	sandboxes.mu.Lock()
 	defer sandboxes.mu.Unlock()
+	key := ws + "\x00" + p.String()
+	if box, ok := sandboxes.open[key]; ok {
+		return box, nil
+	}
 	if sandboxes.root == "" {
 		root, err := os.MkdirTemp("", fmt.Sprintf("rein-%d-", os.Getpid()))
 		if err != nil {
@@ -122,7 +129,10 @@ func openSandbox(p osbox.Policy, ws string) (*osbox.Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	sandboxes.open = append(sandboxes.open, box)
+	if sandboxes.open == nil {
+		sandboxes.open = map[string]*osbox.Sandbox{}
+	}
+	sandboxes.open[key] = box
 	return box, nil
 }
 

@@ -133,7 +133,7 @@ func (p Policy) Prompt() string {
 	case ReadOnly:
 		b.WriteString("they may not write in the workspace, only")
 	}
-	b.WriteString(" and in $TMPDIR (a directory of the session's own)")
+	b.WriteString(" and in $TMPDIR")
 	if len(p.Write) > 0 {
 		b.WriteString(" and " + strings.Join(p.Write, ", "))
 	}
@@ -184,8 +184,8 @@ func Main() {
 	os.Exit(helper(os.Args[2:]))
 }
 
-// Sandbox confines the commands of one workspace (one session's bash tool) under a policy. Its
-// temporary directory is its own, made by New and removed by Close.
+// Sandbox confines the commands of one workspace under a policy; it is safe for concurrent use.
+// Its temporary directory is its own, made by New and removed by Close.
 type Sandbox struct {
 	policy    Policy
 	workspace string   // resolved
