@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,6 +144,9 @@ func errf(code, format string, args ...any) error {
 func Open(cfg Config) (*Host, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Session.Now == nil {
+		cfg.Session.Now = cfg.Now // one clock: the sessions' records and ids read the host's
 	}
 	if cfg.IdleAfter == 0 {
 		cfg.IdleAfter = DefaultIdleAfter
@@ -313,44 +315,32 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 	if err := h.judgeCreate(); err != nil {
 		return nil, false, err
 	}
-	id, err := h.newID()
-	if err != nil {
-		return nil, false, err
-	}
-	c := &Conv{h: h, id: id, op: op, opTitle: title, known: true}
+	c := &Conv{h: h, op: op, opTitle: title, known: true}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := h.admit(c); err != nil {
 		return nil, false, err
 	}
-	dir := filepath.Join(h.dir, id)
-	sess, err := session.Create(dir, h.cfg.Session, &record.SessionStarted{
-		Session: id, Provider: h.cfg.Provider, Model: h.cfg.Model, ContextWindow: h.cfg.Window, Cwd: h.cfg.Cwd,
+	// Start mints the id and leaves nothing on disk if it fails.
+	sess, err := session.Start(h.dir, h.cfg.Session, record.SessionStarted{
+		Provider: h.cfg.Provider, Model: h.cfg.Model, ContextWindow: h.cfg.Window, Cwd: h.cfg.Cwd,
 		Version: h.cfg.Version, Parent: parent, Title: title, Op: op,
-	})
+	}, first...)
 	if err != nil {
 		h.release(c)
-		if errors.Is(err, fs.ErrExist) {
-			return nil, false, err // another process made this directory: it is not ours to remove
-		}
-		return nil, false, h.discard(id, err)
+		return nil, false, fmt.Errorf("create a conversation: %w", err)
 	}
+	c.id = sess.ID()
 	c.path = sess.Path()
 	c.sess = sess
 	// The operation's title is kept as the record holds it (redacted), as origin reads it back.
 	c.opTitle = sess.State().Meta().Title
-	err = nil
-	if len(first) > 0 {
-		err = sess.Commit(first...)
-	}
-	if err == nil {
-		c.ag, err = c.newAgent(sess)
-	}
+	c.ag, err = c.newAgent(sess)
 	if err == nil {
 		err = c.indexLocked()
 	}
 	if err != nil {
-		return nil, false, h.discard(id, errors.Join(err, c.closeLocked()))
+		return nil, false, h.discard(c.id, errors.Join(err, c.closeLocked()))
 	}
 	c.restLocked()
 	h.add(c)
@@ -377,24 +367,9 @@ func (h *Host) judgeCreate() error {
 	return nil
 }
 
-// newID mints a session id no directory has yet. Called with h.create held.
-func (h *Host) newID() (string, error) {
-	for range 8 {
-		id := session.NewID(h.cfg.Now())
-		_, err := os.Lstat(filepath.Join(h.dir, id))
-		if errors.Is(err, fs.ErrNotExist) {
-			return id, nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("create a conversation: %w", err)
-		}
-	}
-	return "", errors.New("create a conversation: no free session id; try again")
-}
-
 // discard removes what a failed create left: the conversation's directory and its index row.
 func (h *Host) discard(id string, err error) error {
-	if rerr := os.RemoveAll(filepath.Join(h.dir, id)); rerr != nil {
+	if rerr := h.fs().RemoveAll(filepath.Join(h.dir, id)); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove the failed conversation's directory: %w", rerr))
 	}
 	if rerr := h.ix.remove([]string{id}); rerr != nil {
