@@ -104,12 +104,5 @@ func (c *Conv) closeChildrenLocked() error {
 	if c.ag == nil {
 		return nil
 	}
-	var err error
-	if kids := c.ag.Children(); kids != nil {
-		err = kids.Close()
-	}
-	if rerr := c.ag.RecordArrivals(fold.Cancelled); err == nil {
-		err = rerr
-	}
-	return err
+	return c.ag.CloseChildren(fold.Cancelled)
 }
