@@ -46,6 +46,9 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
   rein chat --connect 'http://127.0.0.1:8080/#token=...'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.configure(cmd); err != nil {
+				return err
+			}
 			if len(args) == 1 {
 				if resume != pickSession {
 					return exitf(exitUsage, "rein chat takes no prompt: start it, then type (or --resume <id> to open a conversation)")

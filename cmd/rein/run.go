@@ -102,15 +102,20 @@ Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
   rein run --resume 20261129-194512 "now add a test for it"
   rein run --provider openai --base-url http://localhost:11434/v1 --model qwen3 "hello"`,
 		Args: cobra.ArbitraryArgs,
-		RunE: runE(&f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.configure(cmd); err != nil {
+				return err
+			}
+			return runE(&f)(cmd, args)
+		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue this session (an id, a unique prefix of one, or a record path)")
 	return cmd
 }
 
-// runE is what `rein run` and `rein "<prompt>"` do: build the prompt from the arguments, -p and
-// standard input, and run the session.
+// runE is what `rein run` and `rein "<prompt>"` do once configured: build the prompt from the
+// arguments, -p and standard input, and run the session.
 func runE(f *runFlags) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		f.changed = cmd.Flags().Changed
@@ -137,6 +142,9 @@ stands. A session another process is writing now (a rein run, a host) is refused
 naming that process, with exit code 4; the exit codes are those of rein run.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.configure(cmd); err != nil {
+				return err
+			}
 			ref, prompt := "", ""
 			switch len(args) {
 			case 1:

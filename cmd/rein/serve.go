@@ -57,6 +57,9 @@ refusal is immediate (429 or 503 with a JSON error, docs/api.md). The caps left 
   rein serve --addr 127.0.0.1:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.configure(cmd); err != nil {
+				return err
+			}
 			return serve(cmd, f, sf)
 		},
 	}
