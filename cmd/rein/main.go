@@ -113,9 +113,9 @@ With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --prov
 			}
 			return run(cmd, args)
 		},
-		SilenceUsage:      true,
-		SilenceErrors:     true,
-		Version:           version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
 		// Every command's numeric flags are judged before it runs; the configuration is loaded by
 		// the commands that talk to a model (runFlags.configure), and only by them: a broken file
 		// cannot stop doctor, show, sessions or the edits.
