@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
@@ -107,9 +106,11 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 	}
 	var refused *journal.RefusedError
 	if errors.As(err, &refused) {
-		// A fold refusal already names its record; say it once.
-		if strings.HasPrefix(refused.Reason, fmt.Sprintf("record %d ", refused.Line)) {
-			fmt.Fprintf(out, "refused: %s\n", refused.Reason)
+		// The fold's refusal names its record itself ("record N arrives after ..."); say it once.
+		// A damaged line (a *record.DecodeError, a checksum) is named here.
+		var judged *fold.Refusal
+		if errors.As(refused, &judged) {
+			fmt.Fprintf(out, "refused: %v\n", judged)
 		} else {
 			fmt.Fprintf(out, "refused: record %d: %s\n", refused.Line, refused.Reason)
 		}

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -168,9 +167,6 @@ naming that process, with exit code 4; the exit codes are those of rein run.`,
 }
 
 func looksLikeSession(arg, cwd string) bool {
-	if _, err := os.Stat(arg); err == nil {
-		return true
-	}
 	root, err := stateRoot()
 	if err != nil {
 		return false
@@ -179,11 +175,11 @@ func looksLikeSession(arg, cwd string) bool {
 	if err != nil {
 		return false
 	}
-	_, err = session.Find(root, ws, arg)
+	_, err = session.Resolve(root, ws, arg)
 	return err == nil
 }
 
-// runSession is rein's main job: open or create a session, take up the prompt, print the
+// runSession is rein's main job: open or start a session, take up the prompt, print the
 // exchange, and exit with a code that says how it ended.
 func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) error {
 	// A closed standard output (rein run ... | head -1) is a Stop, not a death: with SIGPIPE
@@ -198,105 +194,12 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	guard := &stdoutGuard{w: stdout, gone: func() { stop(errStdoutClosed) }}
 	stdout = guard
 
-	ws, err := workspace(f.cwd)
+	a, ws, closeAll, err := f.agentFor(stderr, resume)
 	if err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
-	root, err := stateRoot()
-	if err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
-	// The rules and the mode are judged before anything is opened or created: a misspelt rule
-	// leaves no session behind.
-	if _, err := policyFrom(f.permission, f.allow, f.deny); err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
-	if err := allowHasEffect(f); err != nil {
 		return err
 	}
-	opts := session.Options{Redact: redactText}
-	var sess *session.Session
-	resumed := false
-
-	if resume != "" {
-		var path string
-		if resume == "newest" {
-			entries, err := session.List(root, ws)
-			if err != nil {
-				return exitf(exitFailed, "%v", err)
-			}
-			if len(entries) == 0 {
-				return exitf(exitUsage, "there is no session to resume in %s; start one with: rein run \"<prompt>\"", ws)
-			}
-			path = entries[0].Path
-		} else if e, err := session.Find(root, ws, resume); err == nil {
-			path = e.Path
-		} else {
-			return exitf(exitUsage, "%v", err)
-		}
-		s, rep, err := session.Open(path, opts)
-		if herr, ok := heldRefusal("cannot resume", err); ok {
-			return herr
-		}
-		var refused *journal.RefusedError
-		if errors.As(err, &refused) {
-			return exitf(exitFailed, "cannot resume: %v\n  `rein doctor %s` says more; if a crash damaged the record's tail, `rein doctor --repair %s` moves it aside (nothing is deleted)", err, path, path)
-		}
-		if err != nil {
-			return exitf(exitFailed, "cannot resume: %v", err)
-		}
-		if rep.Torn > 0 {
-			fmt.Fprintf(stderr, "rein: quarantined a torn tail of %d bytes to %s%s\n", rep.Torn, path, journal.TornSuffix)
-		}
-		sess, resumed = s, true
-	}
-	var was fold.Meta // the settings a resumed session was last run under
-	if sess != nil {
-		sess.Read(func(st *fold.State) { was = st.Meta() })
-		if err := f.keepSettings(was, ws); err != nil {
-			sess.Close()
-			return err
-		}
-	}
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
-	if err != nil {
-		if sess != nil {
-			sess.Close()
-		}
-		return exitf(exitUsage, "%v", err)
-	}
-	wired, err := f.resolve(stderr)
-	if err != nil {
-		if sess != nil {
-			sess.Close()
-		}
-		return err
-	}
-	if sess != nil {
-		sayChanges(stderr, was, ws, wired, f.permission)
-	}
-	defer wired.close()
-	if sess == nil {
-		id := session.NewID(time.Now())
-		s, err := session.Create(filepath.Join(session.ProjectDir(root, ws), id), opts, &record.SessionStarted{
-			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
-			BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
-		})
-		if err != nil {
-			return exitf(exitFailed, "cannot create the session: %v", err)
-		}
-		sess = s
-	}
-	defer sess.Close()
-
-	ds := doors(ws, wired, f)
-	a := agent.New(agent.Config{
-		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
-		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
-		System: agent.SystemPrompt(ws), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
-		AwaitChildren: true,
-	})
-	kids := a.Children()
+	defer closeAll()
+	sess := a.Session()
 	out := newPrinter(stdout, stderr, f.asJSON)
 	out.session(sess)
 	updates, unsubscribe := sess.Subscribe()
@@ -312,7 +215,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		unsubscribe()
 		wg.Wait()
 	}
-	if resumed {
+	if resume != "" {
 		if err := a.Settle(ws, version); err != nil {
 			finish()
 			return exitf(exitFailed, "cannot settle the session: %v", err)
@@ -348,21 +251,9 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 	}()
 
-	if kids != nil {
-		// A Stop (Ctrl-C, a closed standard output) stops the children beside the parent, not
-		// after it.
-		defer context.AfterFunc(ctx, kids.Stop)()
-	}
-	// The exchange awaits the child agents the model starts: their replies are taken up as they
-	// arrive, as harness-authored imports, and the model continues (agent.Config.AwaitChildren).
-	res := a.TakeUp(ctx, agent.Prompt{Text: prompt})
-	if kids != nil {
-		// Whatever ended the exchange, no child outlives rein: each is stopped, settled and closed,
-		// and a reply that reached the parent too late to be taken up is recorded.
-		if err := errors.Join(kids.Close(), a.RecordArrivals(res.Reason)); err != nil && res.Err == nil {
-			res.Err = err
-		}
-	}
+	// The exchange awaits the child agents the model starts, taking up their replies as they
+	// arrive; a Stop (Ctrl-C, a closed standard output) stops them beside it, and none outlives it.
+	res := a.TakeUpLast(ctx, agent.Prompt{Text: prompt})
 	finish()
 	if guard.closed() {
 		// Stopped as by Ctrl-C, whatever the exchange had reached: it settled (quiesced, owed
@@ -387,6 +278,104 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		return exitf(exitLimit, "the exchange reached its limit of %d turns; to go on: rein resume %s \"continue\"", f.maxTurns, sess.ID())
 	}
 	return nil
+}
+
+// agentFor opens the session resume names (a new one when resume is empty) and builds its agent
+// as the flags say, in the workspace ws. closeAll closes the session, then the provider. A
+// resumed session keeps the settings it was last run under unless a flag changes one (said, and
+// recorded by the resume).
+func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws string, closeAll func(), err error) {
+	if ws, err = workspace(f.cwd); err != nil {
+		return nil, "", nil, exitf(exitUsage, "%v", err)
+	}
+	root, err := stateRoot()
+	if err != nil {
+		return nil, "", nil, exitf(exitUsage, "%v", err)
+	}
+	// The rules and the mode are judged before anything is opened or created: a misspelt rule
+	// leaves no session behind.
+	if _, err := policyFrom(f.permission, f.allow, f.deny); err != nil {
+		return nil, "", nil, exitf(exitUsage, "%v", err)
+	}
+	if err := allowHasEffect(*f); err != nil {
+		return nil, "", nil, err
+	}
+	var sess *session.Session
+	fail := func(err error) (*agent.Agent, string, func(), error) {
+		if sess != nil {
+			sess.Close()
+		}
+		return nil, "", nil, err
+	}
+	var was fold.Meta // the settings a resumed session was last run under
+	if resume != "" {
+		if sess, err = reopen(stderr, root, ws, resume); err != nil {
+			return fail(err)
+		}
+		sess.Read(func(st *fold.State) { was = st.Meta() })
+		if err := f.keepSettings(was, ws); err != nil {
+			return fail(err)
+		}
+	}
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+	if err != nil {
+		return fail(exitf(exitUsage, "%v", err))
+	}
+	wired, err := f.resolve(stderr)
+	if err != nil {
+		return fail(err)
+	}
+	if sess != nil {
+		sayChanges(stderr, was, ws, wired, f.permission)
+	} else if sess, err = session.Start(session.ProjectDir(root, ws), session.Options{Redact: redactText}, record.SessionStarted{
+		Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
+		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
+	}); err != nil {
+		wired.close()
+		return fail(exitf(exitFailed, "cannot create the session: %v", err))
+	}
+	cfg := agentConfig(sess, ws, wired, *f, runner)
+	// Recorded with the session's start and each resume, so a resume goes back to the same server
+	// under the same mode.
+	cfg.BaseURL, cfg.PermissionMode = recordedURL(wired.baseURL), f.permission
+	// rein run's exchange awaits the child agents its model starts (agent.Config.AwaitChildren).
+	cfg.AwaitChildren = true
+	return agent.New(cfg), ws, func() { sess.Close(); wired.close() }, nil
+}
+
+// reopen opens the session ref names ("newest": the workspace's newest) to continue it, saying so
+// when it quarantined a torn tail.
+func reopen(stderr io.Writer, root, ws, ref string) (*session.Session, error) {
+	var e session.Entry
+	var err error
+	if ref == "newest" {
+		e, err = session.Newest(root, ws)
+	} else {
+		e, err = session.Resolve(root, ws, ref)
+	}
+	switch {
+	case ref == "newest" && errors.Is(err, session.ErrNotFound):
+		return nil, exitf(exitUsage, "there is no session to resume in %s; start one with: rein run \"<prompt>\"", ws)
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrAmbiguous):
+		return nil, exitf(exitUsage, "%v", err)
+	case err != nil:
+		return nil, exitf(exitFailed, "%v", err)
+	}
+	s, rep, err := session.Open(e.Path, session.Options{Redact: redactText})
+	if herr, ok := heldRefusal("cannot resume", err); ok {
+		return nil, herr
+	}
+	var refused *journal.RefusedError
+	if errors.As(err, &refused) {
+		return nil, exitf(exitFailed, "cannot resume: %v\n  `rein doctor %s` says more; if a crash damaged the record's tail, `rein doctor --repair %s` moves it aside (nothing is deleted)", err, e.Path, e.Path)
+	}
+	if err != nil {
+		return nil, exitf(exitFailed, "cannot resume: %v", err)
+	}
+	if rep.Torn > 0 {
+		fmt.Fprintf(stderr, "rein: quarantined a torn tail of %d bytes to %s%s\n", rep.Torn, e.Path, journal.TornSuffix)
+	}
+	return s, nil
 }
 
 func oneLine(err error) string {

@@ -38,18 +38,10 @@ func workspace(cwd string) (string, error) {
 	return abs, nil
 }
 
-// resolveRecord turns a session id (or prefix) of this workspace, a session directory or a record
-// path into a record path.
+// resolveRecord turns what a person names a session by — a session id of this workspace or a
+// unique prefix of one, a session directory or a record path — into a record path
+// (session.Resolve).
 func resolveRecord(ref string) (string, error) {
-	if fi, err := os.Stat(ref); err == nil {
-		if fi.IsDir() {
-			return filepath.Join(ref, "record.jsonl"), nil
-		}
-		return ref, nil
-	}
-	if strings.ContainsRune(ref, '/') || strings.HasSuffix(ref, ".jsonl") {
-		return ref, nil
-	}
 	root, err := stateRoot()
 	if err != nil {
 		return "", err
@@ -58,11 +50,8 @@ func resolveRecord(ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	e, err := session.Find(root, cwd, ref)
-	if err != nil {
-		return "", err
-	}
-	return e.Path, nil
+	e, err := session.Resolve(root, cwd, ref)
+	return e.Path, err
 }
 
 func newSessionsCmd() *cobra.Command {

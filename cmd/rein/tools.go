@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/tool"
+	fstool "github.com/reinhq/rein/internal/tool/fs"
 	"github.com/reinhq/rein/internal/tool/shell"
 )
 
@@ -36,13 +37,13 @@ func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools := []tool.Tool{sh}
-	fsTools, err := workspaceTools(ws)
+	// The file tools (read_file, write_file, edit_file, glob, grep) are confined to the workspace
+	// with os.Root.
+	files, err := fstool.Open(ws)
 	if err != nil {
 		return nil, err
 	}
-	tools = append(tools, fsTools...)
-	reg, err := tool.NewRegistry(tools...)
+	reg, err := tool.NewRegistry(append([]tool.Tool{sh}, files.Tools()...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -60,16 +61,6 @@ func doorNames() []string {
 		names = append(names, d.Spec().Name)
 	}
 	return names
-}
-
-// doors are the tools that act on the session itself: context, transcript and agents (unless the
-// child limits turn it off).
-func doors(ws string, wired *wiring, f runFlags) []agent.Door {
-	ds := agent.Doors()
-	if kids := children(ws, wired, f); kids != nil {
-		ds = append(ds, kids)
-	}
-	return ds
 }
 
 // policyFrom judges a permission mode and its rules, and returns the policy they make.

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -184,18 +185,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // decode reads a JSON body strictly into v.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	if err != nil {
+		return errf("bad_request", "the request body could not be read: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
 		if errors.Is(err, io.EOF) {
 			return errf("bad_request", "the request body is empty: send a JSON object")
 		}
-		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return errf("bad_request", "the request body has an unknown field %s: this endpoint takes %s", f, fieldsOf(v))
+		if f, ok := unknownField(body, v); ok {
+			return errf("bad_request", "the request body has an unknown field %q: this endpoint takes %s", f, fieldsOf(v))
 		}
 		return errf("bad_request", "the request body is not the JSON this endpoint takes: %v", err)
 	}
