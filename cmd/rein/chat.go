@@ -123,7 +123,7 @@ func chatHost(cmd *cobra.Command, f runFlags) (x *hosted, closeHost func(), err 
 	closeLog := func() {}
 	if err := os.MkdirAll(root, 0o700); err == nil {
 		if lf, err := os.OpenFile(filepath.Join(root, "chat.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			logw, closeLog = redactingWriter{lf}, func() { lf.Close() }
+			logw, closeLog = redacting(lf), func() { lf.Close() }
 		}
 	}
 	x, err = startHost(f, ws, root, hostSpec{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/redact"
 	"github.com/reinhq/rein/internal/session"
 )
 
@@ -77,7 +78,7 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	}
 	x.addr = ln.Addr().String()
 	x.srv, x.gate = host.NewServer(x.host, x.token, x.addr, spec.web).HTTPServer(ln, spec.lim)
-	x.srv.Handler = redactResponses(x.srv.Handler)
+	x.srv.Handler = redact.Handler(x.srv.Handler, &secrets)
 	x.srv.ErrorLog = log.New(spec.log, spec.name+": ", log.LstdFlags)
 	secrets.Add("REIN_TOKEN", x.token)
 	return x, nil

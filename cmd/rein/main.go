@@ -48,12 +48,12 @@ func main() {
 	// redacted.
 	hardened := harden()
 	takeSecrets()
-	stderr := redactingWriter{os.Stderr}
+	stderr := redacting(os.Stderr)
 	if hardened != nil {
 		fmt.Fprintf(stderr, "rein: warning: cannot make the process non-dumpable (%v): a tool running as you could read rein's API keys from /proc\n", hardened)
 	}
 	root := newRoot()
-	root.SetOut(redactingWriter{os.Stdout})
+	root.SetOut(redacting(os.Stdout))
 	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {

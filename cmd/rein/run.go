@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/console"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/provider"
@@ -200,21 +199,9 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}
 	defer closeAll()
 	sess := a.Session()
-	out := newPrinter(stdout, stderr, f.asJSON)
-	out.session(sess)
-	updates, unsubscribe := sess.Subscribe()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for u := range updates {
-			out.update(sess, u)
-		}
-	}()
-	finish := func() {
-		unsubscribe()
-		wg.Wait()
-	}
+	out := console.NewPrinter(stdout, stderr, f.asJSON)
+	out.Session(sess)
+	finish := out.Follow(sess)
 	if resume != "" {
 		if err := a.Settle(ws, version); err != nil {
 			finish()
@@ -223,7 +210,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}
 	if prompt == "" {
 		finish()
-		out.standing(sess)
+		out.Standing(sess)
 		if guard.closed() {
 			return exitf(exitPipeGone, "")
 		}
@@ -260,7 +247,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		// calls answered), so the session resumes where it ended.
 		return exitf(exitPipeGone, "standard output was closed, so rein stopped the exchange; the session is settled and resumable: rein resume %s", sess.ID())
 	}
-	out.result(sess, res)
+	out.Result(sess, res)
 	switch {
 	case res.Err != nil && res.Reason != fold.Cancelled:
 		var pe *provider.Error
@@ -433,208 +420,3 @@ func (g *stdoutGuard) Write(p []byte) (int, error) {
 
 // closed reports whether a write found standard output closed.
 func (g *stdoutGuard) closed() bool { return g.shut.Load() }
-
-type printer struct {
-	mu      sync.Mutex
-	out     io.Writer
-	err     io.Writer
-	json    bool
-	midLine bool
-	// attemptText: text of the reply being streamed was printed since its attempt began.
-	attemptText bool
-}
-
-func newPrinter(out, errw io.Writer, asJSON bool) *printer {
-	p := &printer{out: out, err: errw, json: asJSON}
-	return p
-}
-
-// emit prints one JSON object whose keys keep the order given: "type" first, always.
-func (p *printer) emit(kv ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(kv[i])
-		v, err := json.Marshal(kv[i+1])
-		if err != nil {
-			v, _ = json.Marshal(err.Error())
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteString("}\n")
-	_, _ = p.out.Write(b.Bytes())
-}
-
-func (p *printer) session(s *session.Session) {
-	if p.json {
-		p.emit("type", "session", "id", s.ID(), "record", s.Path())
-		return
-	}
-	fmt.Fprintf(p.err, "rein: session %s\n", s.ID())
-}
-
-func (p *printer) line(w io.Writer, format string, args ...any) {
-	if p.midLine {
-		fmt.Fprintln(p.out)
-		p.midLine = false
-	}
-	fmt.Fprintf(w, format, args...)
-}
-
-func (p *printer) update(s *session.Session, u session.Update) {
-	if p.json {
-		if u.Live != nil {
-			switch u.Live.Kind {
-			case "text", "thinking", "restart", "status":
-				p.emit("type", u.Live.Kind, "text", u.Live.Text)
-			}
-			return
-		}
-		p.emit("type", "record", "seq", u.Record.Seq, "kind", u.Record.Kind(), "payload", u.Record.Body)
-		return
-	}
-	if u.Live != nil {
-		switch u.Live.Kind {
-		case "text":
-			fmt.Fprint(p.out, u.Live.Text)
-			p.midLine = !strings.HasSuffix(u.Live.Text, "\n")
-			p.attemptText = p.attemptText || u.Live.Text != ""
-		case "restart":
-			// What this attempt printed is not what the model said: the record will hold only
-			// the retried reply. Say so where the text went, not only on stderr.
-			if p.attemptText {
-				p.line(p.out, "[rein: the text above was discarded: the stream failed and the reply is being retried]\n")
-				p.attemptText = false
-			}
-			p.line(p.err, "rein: the stream failed after output began; retrying from the start\n")
-		case "tool_start":
-			p.line(p.out, "⏺ %s\n", callSummary(u.Live.Name, u.Live.Text))
-		}
-		return
-	}
-	switch b := u.Record.Body.(type) {
-	case *record.TurnStarted:
-		p.attemptText = false
-	case *record.AssistantMessage:
-		p.attemptText = false
-		if p.midLine {
-			fmt.Fprintln(p.out)
-			p.midLine = false
-		}
-	case *record.ToolResults:
-		for _, r := range b.Results {
-			p.line(p.out, "  ⎿ %s%s\n", outcomeWord(r.Outcome), preview(r.Content))
-		}
-	case *record.Import:
-		if b.Source == "child" && len(b.Message.Parts) > 0 {
-			head, _, _ := strings.Cut(b.Message.Parts[0].Text, "\n")
-			p.line(p.err, "%s\n", head)
-		}
-	case *record.Repaired:
-		p.line(p.err, "rein: repaired the reply: %s\n", b.What)
-	case *record.ProviderError:
-		if b.Status != 0 {
-			p.line(p.err, "rein: provider error: %s (%d): %s\n", b.Class, b.Status, b.Message)
-		} else {
-			p.line(p.err, "rein: provider error: %s: %s\n", b.Class, b.Message)
-		}
-	case *record.RetryScheduled:
-		p.line(p.err, "rein: retrying in %s (attempt %d)\n", (time.Duration(b.DelayMs) * time.Millisecond).String(), b.Attempt+1)
-	case *record.Quiesced:
-		if len(b.Answered) > 0 {
-			p.line(p.err, "rein: answered %d owed tool call(s) (%s)\n", len(b.Answered), b.Reason)
-		}
-	case *record.Failure:
-		p.line(p.err, "rein: %s\n", b.Message)
-	case *record.Pressure:
-		if b.Limit > 0 {
-			p.line(p.err, "rein: the provider refused the context as too long; this session now keeps to its limit of %d tokens\n", b.Limit)
-		}
-	case *record.Evicted:
-		if b.By == record.ByHarness {
-			p.line(p.err, "rein: evicted turns %d–%d to stay within the context window (they stay readable: rein show, or the transcript tool)\n", b.From, b.To)
-		}
-	}
-}
-
-func (p *printer) result(s *session.Session, res agent.Outcome) {
-	if p.json {
-		kv := []any{"type", "result", "reason", res.Reason, "session", s.ID()}
-		if res.Err != nil {
-			kv = append(kv, "error", res.Err.Error())
-		}
-		if len(res.Withdrawn) > 0 {
-			kv = append(kv, "withdrawn", res.Withdrawn)
-		}
-		p.emit(kv...)
-		return
-	}
-	if p.midLine {
-		fmt.Fprintln(p.out)
-		p.midLine = false
-	}
-	if res.Reason == fold.Cancelled {
-		fmt.Fprintf(p.err, "rein: stopped; the session is settled and resumable: rein resume %s\n", s.ID())
-	}
-}
-
-func (p *printer) standing(s *session.Session) {
-	var phase string
-	var turns int
-	s.Read(func(st *fold.State) { phase, turns = st.Phase().String(), len(st.Turns()) })
-	if p.json {
-		p.emit("type", "result", "reason", "settled", "session", s.ID(), "phase", phase, "turns", turns)
-		return
-	}
-	fmt.Fprintf(p.out, "session %s is settled: %d turns, %s. Continue with: rein resume %s \"<prompt>\"\n", s.ID(), turns, phase, s.ID())
-}
-
-func callSummary(name, args string) string {
-	var a map[string]any
-	_ = json.Unmarshal([]byte(args), &a)
-	for _, k := range []string{"description", "command", "path", "pattern", "op"} {
-		if v, ok := a[k].(string); ok && v != "" {
-			return fmt.Sprintf("%s(%s)", name, clip(v, 80))
-		}
-	}
-	return name
-}
-
-func outcomeWord(o record.Outcome) string {
-	if o == record.OK {
-		return ""
-	}
-	return string(o) + ": "
-}
-
-func preview(content string) string {
-	content = strings.TrimSpace(content)
-	if i := strings.LastIndex(content, "\nTURN: "); i >= 0 {
-		content = strings.TrimSpace(content[:i])
-	} else if strings.HasPrefix(content, "TURN: ") {
-		content = ""
-	}
-	lines := strings.Split(content, "\n")
-	if len(lines) > 3 {
-		return strings.Join(lines[:3], "\n    ") + fmt.Sprintf("\n    … %d more lines", len(lines)-3)
-	}
-	if content == "" {
-		return "(no output)"
-	}
-	return strings.Join(lines, "\n    ")
-}
-
-func clip(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/redact"
 	"github.com/reinhq/rein/internal/web"
 	"github.com/spf13/cobra"
 )
@@ -184,7 +185,7 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "rein serve: open-file limit %d: up to %d connections (%d without the token), %d conversations, %d open at once, %s\n",
 		nofile, lim.MaxConns, lim.MaxUnauthenticated, sf.maxConvs, maxOpen, rate)
 	// The one line that shows the token; it is redacted like any key everywhere else.
-	fmt.Fprintf(unredacted(cmd.OutOrStdout()), "rein serve: http://%s/#token=%s\n", x.addr, x.token)
+	fmt.Fprintf(redact.Unwrap(cmd.OutOrStdout()), "rein serve: http://%s/#token=%s\n", x.addr, x.token)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return x.run(ctx, 2*time.Second)
