@@ -8,16 +8,19 @@ import (
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
+	fstool "github.com/reinhq/rein/internal/tool/fs"
+	"github.com/reinhq/rein/internal/tool/shell"
 	"github.com/spf13/pflag"
 )
 
 // This file is where rein's agents are wired, for rein run and for a host's conversations alike:
-// the provider (wiring), the tools (buildRunner), the doors and the child agents' limits.
+// the tools (buildRunner), the doors, the child agents and the configuration that joins them to a
+// session and a provider (wire.go resolves the provider).
 
-// agentConfig is the configuration of the agent of sess working in ws, as the flags f and the provider wired say, with
-// runner's tools and the doors: the context and transcript doors, and the agents door unless the
-// child limits turn it off. What a caller sets beyond this (a resume's recorded settings, awaiting
-// children) it sets on the Config.
+// agentConfig is the configuration of the agent of sess working in ws, as the flags f and the
+// provider wired say, with runner's tools and the doors: the context and transcript doors, and the
+// agents door unless the child limits turn it off. What a caller sets beyond this (a resume's
+// recorded settings, awaiting children) it sets on the Config.
 func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, runner *tool.Runner) agent.Config {
 	cfg := agent.Config{
 		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
@@ -32,6 +35,43 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 		cfg.Doors = append(cfg.Doors, &agent.Children{Spawn: spawn, Limits: lim})
 	}
 	return cfg
+}
+
+// buildRunner wires the workspace tools and the permission policy. A rule naming no tool of the
+// session (bash, the file tools, the doors) is refused, saying which was meant.
+func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
+	pol, err := policyFrom(mode, allow, deny)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := shell.New(ws, shell.Options{})
+	if err != nil {
+		return nil, err
+	}
+	// The file tools (read_file, write_file, edit_file, glob, grep) are confined to the workspace
+	// with os.Root.
+	files, err := fstool.Open(ws)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := tool.NewRegistry(append([]tool.Tool{sh}, files.Tools()...)...)
+	if err != nil {
+		return nil, err
+	}
+	if err := pol.Check(append(reg.Names(), doorNames()...)); err != nil {
+		return nil, err
+	}
+	return &tool.Runner{Tools: reg, Policy: pol}, nil
+}
+
+// doorNames are the names of the doors a session may have (context, transcript, agents), for
+// judging the names rules give.
+func doorNames() []string {
+	var names []string
+	for _, d := range append(agent.Doors(), &agent.Children{}) {
+		names = append(names, d.Spec().Name)
+	}
+	return names
 }
 
 // hostAgent builds each conversation's agent for a host (rein serve, rein chat): its own tools
