@@ -86,8 +86,10 @@ type Live struct {
 // ErrFailed wraps every error after a session failed (an fsync error, a refused live record).
 var ErrFailed = errors.New("session failed")
 
-// Create creates a session in dir and writes its first record, session_started. The Session holds
-// the record's writer lock until Close (see package journal).
+// Create creates a session in exactly dir and writes its first record, session_started, as given.
+// The Session holds the record's writer lock until Close (see package journal). It is Start's
+// lower half: rein makes its sessions with Start (a fresh id, cleanup on failure); a test that
+// needs a session at a fixed place calls Create.
 func Create(dir string, opts Options, started *record.SessionStarted) (*Session, error) {
 	opts = opts.withDefaults()
 	w, err := journal.Create(opts.FS, dir)
