@@ -47,6 +47,8 @@ var layers = []rule{
 		why: "the agent runs one conversation; the host runs the agents"},
 	{who: "internal/host", not: []string{"internal/tui", "internal/client", "internal/web", "cmd/..."},
 		why: "the host serves clients; it does not link them (cmd/rein hands it the web chat's files)"},
+	{who: "internal/console", not: []string{"internal/host", "internal/client", "internal/tui", "internal/web", "internal/api", "modernc.org/sqlite/..."},
+		why: "the console prints sessions in-process for rein run, show and sessions; it reaches no host, client or UI"},
 	{who: "internal/client", not: []string{"internal/host", "internal/agent", "internal/session", "internal/journal", "internal/fold", "internal/tool/...", "internal/fsys", "modernc.org/sqlite/..."},
 		why: "the client speaks HTTP in the wire's types (internal/api)"},
 	{who: "internal/tui", not: []string{"internal/host", "internal/agent", "internal/session", "internal/journal", "internal/fold", "internal/tool/...", "internal/fsys", "modernc.org/sqlite/..."},
@@ -192,7 +194,7 @@ func violations(g map[string]pkg, rules []rule) []string {
 func TestLayering(t *testing.T) {
 	g := graph(t)
 	for _, want := range []string{"internal/record", "internal/fold", "internal/api", "internal/journal", "internal/session", "internal/agent",
-		"internal/host", "internal/client", "internal/tui", "internal/web", "internal/provider", "internal/tool", "cmd/rein"} {
+		"internal/host", "internal/client", "internal/tui", "internal/web", "internal/provider", "internal/tool", "internal/console", "cmd/rein"} {
 		if _, ok := g[module+want]; !ok {
 			t.Errorf("go list did not list %s: the rules about it check nothing", want)
 		}
