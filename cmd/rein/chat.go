@@ -72,11 +72,11 @@ func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 	}
 	base := connect
 	if connect == "" {
-		x, closeHost, err := chatHost(cmd, f)
+		x, err := chatHost(cmd, f)
 		if err != nil {
 			return err
 		}
-		defer closeHost()
+		defer x.close()
 		base, token = "http://"+x.addr, x.token
 		opt.Provider, opt.Model, opt.Window = x.wired.name, x.wired.model, x.wired.window
 	} else {
@@ -101,40 +101,47 @@ func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 	return nil
 }
 
-// chatHost starts the in-process host: rein serve's host, with serve's limits on connections, on a
-// loopback port with a fresh token, so the chat talks to it exactly as to a remote one. closeHost
-// stops what runs (each exchange quiesces, so every record is left settled) and closes the records.
-func chatHost(cmd *cobra.Command, f runFlags) (x *hosted, closeHost func(), err error) {
+// chatHost starts the in-process host, serving: rein serve's host, with serve's limits on
+// connections, on a loopback port with a fresh token, so the chat talks to it exactly as to a
+// remote one. Its close stops what runs (each exchange quiesces, so every record is left settled)
+// and closes the records.
+func chatHost(cmd *cobra.Command, f runFlags) (*hosted, error) {
 	ws, err := workspace(f.cwd)
 	if err != nil {
-		return nil, nil, exitf(exitUsage, "%v", err)
+		return nil, exitf(exitUsage, "%v", err)
 	}
 	root, err := stateRoot()
 	if err != nil {
-		return nil, nil, exitf(exitUsage, "%v", err)
+		return nil, exitf(exitUsage, "%v", err)
 	}
 	nofile, err := fileLimit()
 	if err != nil {
-		return nil, nil, exitf(exitFailed, "%v", err)
+		return nil, exitf(exitFailed, "%v", err)
 	}
-	// The terminal belongs to the chat: what the host and its HTTP server would print (a record
-	// skipped, a handler's panic) goes to a log beside the sessions instead of across the screen.
-	var logw io.Writer = io.Discard
-	closeLog := func() {}
-	if err := os.MkdirAll(root, 0o700); err == nil {
-		if lf, err := os.OpenFile(filepath.Join(root, "chat.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			logw, closeLog = redacting(lf), func() { lf.Close() }
-		}
-	}
-	x, err = startHost(f, ws, root, hostSpec{
-		addr: "127.0.0.1:0", token: freshToken, lim: host.DefaultLimits(nofile), log: logw, name: "rein chat",
+	x, err := startHost(f, ws, root, hostSpec{
+		addr: "127.0.0.1:0", token: freshToken, lim: host.DefaultLimits(nofile), log: chatLog(root), name: "rein chat",
 	}, cmd.ErrOrStderr())
 	if err != nil {
-		closeLog()
-		return nil, nil, err
+		return nil, err
 	}
 	go x.srv.Serve(x.gate)
-	return x, func() { x.close(); closeLog() }, nil
+	return x, nil
+}
+
+// chatLog opens the chat's log, beside the sessions: the terminal belongs to the chat, so what the
+// host and its HTTP server would print (a record skipped, a handler's panic) goes there instead
+// of across the screen. A log that cannot be opened is done without.
+func chatLog(root string) func() (io.Writer, func()) {
+	return func() (io.Writer, func()) {
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			return io.Discard, func() {}
+		}
+		lf, err := os.OpenFile(filepath.Join(root, "chat.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return io.Discard, func() {}
+		}
+		return redacting(lf), func() { lf.Close() }
+	}
 }
 
 // freshToken makes a bearer token for one run of an in-process host.

@@ -18,11 +18,11 @@ func TestChatHostHasServesLimits(t *testing.T) {
 	ws := t.TempDir()
 	f := runFlags{providerFlags: providerFlags{provider: "sim", simDelay: time.Millisecond}, cwd: ws, permission: "workspace",
 		maxTokens: 8192, maxTurns: 200}
-	x, closeHost, err := chatHost(&cobra.Command{}, f)
+	x, err := chatHost(&cobra.Command{}, f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeHost()
+	defer x.close()
 	nofile, err := fileLimit()
 	if err != nil {
 		t.Fatal(err)

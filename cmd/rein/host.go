@@ -24,8 +24,10 @@ type hostSpec struct {
 	lim   host.Limits // connections and their deadlines (host.Server.HTTPServer)
 	caps  host.Config // of which MaxConversations, MaxOpen, CreateRate and CreateBurst
 	web   fs.FS
-	log   io.Writer
-	name  string // "rein serve", "rein chat": how its log lines begin
+	// log opens where what the host cannot answer to a caller goes (a record skipped, a
+	// handler's panic), once the host is about to open, and what closes it.
+	log  func() (io.Writer, func())
+	name string // "rein serve", "rein chat": how its log lines begin
 }
 
 // hosted is a host serving its API over HTTP: rein serve's, or rein chat's in-process one.
@@ -36,6 +38,8 @@ type hosted struct {
 	addr  string // where it listens
 	token string
 	wired *wiring
+	// closeLog closes the log, after the host.
+	closeLog func()
 }
 
 // startHost resolves the provider, opens the host over the conversations of the workspace ws (in
@@ -47,11 +51,12 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	if err != nil {
 		return nil, err
 	}
-	x := &hosted{wired: wired}
+	x := &hosted{wired: wired, closeLog: func() {}}
 	fail := func(err error) (*hosted, error) {
 		if x.host != nil {
 			x.host.Close()
 		}
+		x.closeLog()
 		wired.close()
 		return nil, err
 	}
@@ -68,7 +73,9 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	cfg.Provider, cfg.Model, cfg.Window = wired.name, wired.model, wired.window
 	cfg.Session = session.Options{Redact: redactText}
 	cfg.NewAgentFor = hostAgent(ws, wired, f)
-	cfg.Log = spec.log
+	var logw io.Writer
+	logw, x.closeLog = spec.log()
+	cfg.Log = logw
 	if x.host, err = host.Open(cfg); err != nil {
 		return fail(exitf(exitFailed, "cannot open the host: %v", err))
 	}
@@ -79,7 +86,7 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	x.addr = ln.Addr().String()
 	x.srv, x.gate = host.NewServer(x.host, x.token, x.addr, spec.web).HTTPServer(ln, spec.lim)
 	x.srv.Handler = redact.Handler(x.srv.Handler, &secrets)
-	x.srv.ErrorLog = log.New(spec.log, spec.name+": ", log.LstdFlags)
+	x.srv.ErrorLog = log.New(logw, spec.name+": ", log.LstdFlags)
 	secrets.Add("REIN_TOKEN", x.token)
 	return x, nil
 }
@@ -93,6 +100,7 @@ func (x *hosted) run(ctx context.Context, grace time.Duration) error {
 	select {
 	case err := <-errc:
 		x.host.Close()
+		x.closeLog()
 		x.wired.close()
 		return exitf(exitFailed, "serve: %v", err)
 	case <-ctx.Done():
@@ -101,6 +109,7 @@ func (x *hosted) run(ctx context.Context, grace time.Duration) error {
 	defer cancel()
 	_ = x.srv.Shutdown(shut)
 	err := x.host.Close()
+	x.closeLog()
 	x.wired.close()
 	return err
 }
@@ -113,6 +122,7 @@ func (x *hosted) close() error {
 		err = nil
 	}
 	err = errors.Join(err, x.host.Close())
+	x.closeLog()
 	x.wired.close()
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -173,7 +174,7 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags) error {
 	x, err := startHost(f, ws, root, hostSpec{
 		addr: sf.addr, token: func() (string, error) { return serveToken(root) }, lim: lim,
 		caps: host.Config{MaxConversations: sf.maxConvs, MaxOpen: maxOpen, CreateRate: sf.createRate, CreateBurst: sf.createBurst},
-		web:  web.Files(), log: cmd.ErrOrStderr(), name: "rein serve",
+		web:  web.Files(), log: func() (io.Writer, func()) { return cmd.ErrOrStderr(), func() {} }, name: "rein serve",
 	}, cmd.ErrOrStderr())
 	if err != nil {
 		return err
