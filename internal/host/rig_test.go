@@ -483,7 +483,10 @@ func checkRecord(t testing.TB, path string, settled bool) {
 			if b.State == host.Withdrawn && state[b.ID] != host.Accepted {
 				t.Errorf("%s: record %d withdraws %s, which is %q", path, rec.Seq, b.ID, state[b.ID])
 			}
-			state[b.ID] = b.State
+			if b.State == record.SubmissionHanded {
+				break // handed to the running exchange: still accepted, as clients see it
+			}
+			state[b.ID] = string(b.State)
 		case *record.UserPrompt:
 			deliver(rec.Seq, b.Submission, true)
 		case *record.Steering:

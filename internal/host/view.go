@@ -65,8 +65,8 @@ func StateOf(st *fold.State) State {
 		s.Turn = st.Newest()
 	}
 	for _, sub := range st.Submissions() {
-		if sub.State == Accepted || sub.State == Delivered {
-			s.Submissions = append(s.Submissions, SubmissionV{ID: sub.ID, Op: sub.Op, State: sub.State, Text: sub.Text, Attachments: orEmpty(sub.Attachments), Queue: sub.Queue})
+		if sub.Open() {
+			s.Submissions = append(s.Submissions, SubmissionV{ID: sub.ID, Op: sub.Op, State: public(sub.State), Text: sub.Text, Attachments: orEmpty(sub.Attachments), Queue: sub.Queue})
 		}
 	}
 	s.Working = Working(s)
