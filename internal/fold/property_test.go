@@ -68,17 +68,28 @@ func (a *agent) step() {
 			return
 		}
 		l.add(&record.AssistantMessage{Turn: turn, Parts: parts, StopReason: "end_turn"})
-	case 3: // tool started events and results
+	case 3: // tool started and finished events (some keeping their result), then the results
 		if s.Phase() != AwaitingToolResults {
 			return
 		}
 		for _, id := range s.Owed() {
 			if rapid.Bool().Draw(a.t, "started") {
 				l.add(&record.ToolStarted{CallID: id, Name: s.CallName(id)})
+				if rapid.Bool().Draw(a.t, "finished") {
+					l.addLine(finishedEvent(a.t, id, s.newest()))
+				}
 			}
 		}
 		if rapid.Bool().Draw(a.t, "finish") {
-			l.results(record.OK)
+			res := &record.ToolResults{}
+			for _, id := range s.Owed() {
+				r, ok := s.Finished(id)
+				if !ok {
+					r = record.ToolResult{CallID: id, Content: WithTrailer("out "+id, s.newest()), Outcome: record.OK}
+				}
+				res.Results = append(res.Results, r)
+			}
+			l.addLine(res)
 		}
 	case 4: // steering
 		due := s.Phase().awaitingAssistant()
@@ -160,6 +171,12 @@ func (a *agent) quiesce(reason string) {
 	l := a.l
 	if plan := l.s.QuiescePlan(reason); plan != nil {
 		for _, r := range plan.Results {
+			if kept, ok := l.s.Finished(r.CallID); ok {
+				if r != kept {
+					a.t.Fatalf("quiesce answered the finished call %s with %+v, not its kept result %+v", r.CallID, r, kept)
+				}
+				continue
+			}
 			want := record.NotExecuted
 			if l.s.Started(r.CallID) {
 				want = record.Interrupted

@@ -117,8 +117,9 @@ type State struct {
 
 	owed      []string // call ids the newest assistant turn still owes, in call order
 	callNames map[string]string
-	started   map[string]bool // owed calls with a tool_started event
-	seen      map[string]bool // every tool-call id ever recorded in this session
+	started   map[string]bool              // owed calls with a tool_started event
+	finished  map[string]record.ToolResult // owed calls whose tool_finished kept the result
+	seen      map[string]bool              // every tool-call id ever recorded in this session
 
 	parent   string // the parent session of an inherited record
 	inFlight bool   // an exchange was taken up and not yet quiesced
@@ -180,6 +181,7 @@ func New() *State {
 		index:     map[int64]int{},
 		callNames: map[string]string{},
 		started:   map[string]bool{},
+		finished:  map[string]record.ToolResult{},
 		seen:      map[string]bool{},
 		subs:      map[string]*Submission{},
 		stops:     map[string]record.Stop{},
@@ -265,6 +267,8 @@ func (s *State) judge(r record.Record) error {
 		return s.judgeStop(r.Seq, b)
 	case *record.Approval:
 		return s.judgeApproval(r.Seq, b)
+	case *record.ToolFinished:
+		return judgeToolFinished(r.Seq, b)
 	}
 	if c, ok := record.ClassOf(r.Kind()); !ok || c != record.Event {
 		return refuse(r.Seq, "has kind %q, which the fold does not know", r.Kind())
@@ -498,6 +502,8 @@ func (s *State) applyEvent(r record.Record) {
 				s.started[id] = true
 			}
 		}
+	case *record.ToolFinished:
+		s.applyToolFinished(b)
 	case *record.Quiesced:
 		s.inFlight = false
 		s.parked = false

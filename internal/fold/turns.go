@@ -318,6 +318,7 @@ func (s *State) applyAssistant(seq int64, b *record.AssistantMessage) {
 	s.addTurn(Turn{ID: b.Turn, Role: record.Assistant, Kind: Own, Label: messageLabel(m), Messages: []record.Message{m}, Seqs: []int64{seq}})
 	s.owed = s.owed[:0]
 	clear(s.started)
+	clear(s.finished)
 	for _, p := range b.Parts {
 		if p.Type == record.PartToolCall {
 			s.owed = append(s.owed, p.CallID)
@@ -345,6 +346,7 @@ func (s *State) applyToolResults(seq int64, b *record.ToolResults) {
 	s.turns[i] = t
 	s.owed = s.owed[:0]
 	clear(s.started)
+	clear(s.finished)
 	s.phase = AwaitingAssistantAfterToolResults
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/provider/anthropic"
 	"github.com/reinhq/rein/internal/provider/sim"
@@ -412,7 +413,7 @@ func records(t testing.TB, path string) []record.Record {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
-		rec, err := record.Decode(sc.Bytes(), int64(len(out)+1))
+		rec, err := record.DecodeWith(sc.Bytes(), int64(len(out)+1), journal.Blobs(fsys.OS{}, path))
 		if err != nil {
 			t.Fatalf("%s: record %d: %v", path, len(out)+1, err)
 		}

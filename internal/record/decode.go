@@ -606,6 +606,8 @@ func (p *ToolFinished) members() (f fields) {
 	f.add("duration_ms", &p.DurationMs)
 	f.add("exit_code", &p.ExitCode)
 	f.add("outcome", (*string)(&p.Outcome))
+	f.add("content", &p.Content)
+	f.add("is_error", &p.IsError)
 	return f
 }
 

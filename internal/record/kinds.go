@@ -323,12 +323,21 @@ type ToolStarted struct {
 	Name   string `json:"name"`
 }
 
-// ToolFinished records how a tool call ended.
+// ToolFinished records how a tool call ended, as soon as it ends (DESIGN §3.3). Content and
+// IsError are the call's result exactly as the batch's tool_results will carry it (redacted, its
+// TURN trailer included), so that a crash before the batch is answered keeps it: a resume answers
+// the call with this outcome and content instead of calling it interrupted.
+//
+// Content is optional. An empty one says the result was not kept here: a record written before
+// the field existed, or a result that rests on records written only with the batch's results (a
+// context eviction, say), or one too large for a line. A resume answers such a call interrupted.
 type ToolFinished struct {
 	CallID     string  `json:"call_id"`
 	DurationMs int64   `json:"duration_ms"`
 	ExitCode   *int    `json:"exit_code,omitempty"`
 	Outcome    Outcome `json:"outcome"`
+	Content    string  `json:"content,omitempty"`
+	IsError    bool    `json:"is_error,omitempty"`
 }
 
 // Cancelled records a Stop reaching the exchange.

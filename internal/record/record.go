@@ -37,6 +37,15 @@
 // are append-only and new fields are optional; golden files under testdata/ freeze the bytes of
 // every kind.
 //
+// # Fields added later
+//
+// A field added to a kind after records of it were written is optional, and a line without it
+// keeps the meaning it had: tool_finished gained content and is_error, the call's result as its
+// batch's tool_results will carry it, so that a crash in the middle of a batch does not relabel
+// a call that had finished (DESIGN §3.3). A tool_finished without content is a call whose result
+// was not kept; a resume answers it interrupted, as it did before the field existed. Lines in
+// the earlier shapes are kept under testdata/older/ and must keep decoding to the same values.
+//
 // # Why decoding is hand-written
 //
 // Encode uses encoding/json; Decode does not. Replay must run at 250 MB/s or more on one core

@@ -45,7 +45,7 @@ func samples() map[Kind]Payload {
 		KindProviderError:  &ProviderError{Class: "rate_limited", Status: 429, Type: "rate_limit_error", Message: "slow down", Attempt: 1},
 		KindRetryScheduled: &RetryScheduled{Attempt: 1, DelayMs: 1500, Class: "rate_limited"},
 		KindToolStarted:    &ToolStarted{CallID: "call_1", Name: "bash"},
-		KindToolFinished:   &ToolFinished{CallID: "call_1", DurationMs: 12, ExitCode: intp(0), Outcome: OK},
+		KindToolFinished:   &ToolFinished{CallID: "call_1", DurationMs: 12, ExitCode: intp(2), Outcome: Failed, Content: "no such file\n[exit code 2]\nTURN: 2", IsError: true},
 		KindCancelled:      &Cancelled{Reason: "stop"},
 		KindQuiesced:       &Quiesced{Reason: "cancelled", Answered: []string{"call_2"}},
 		KindRepaired:       &Repaired{Turn: 2, What: "tool call call_1 arguments were not an object", Original: json.RawMessage(`"ls"`)},
@@ -97,6 +97,46 @@ func TestGolden(t *testing.T) {
 		}
 		if !reflect.DeepEqual(r.Body, p) {
 			t.Errorf("golden %s decodes to %#v, want %#v", k, r.Body, p)
+		}
+	}
+}
+
+// olderLines are the lines under testdata/older/, frozen in the shapes records had before a field
+// was added to their kind, with the values they must keep decoding to.
+var olderLines = map[string]Payload{
+	// tool_finished before content and is_error: a call whose result was not kept.
+	"tool_finished.jsonl": &ToolFinished{CallID: "call_1", DurationMs: 12, ExitCode: intp(0), Outcome: OK},
+}
+
+// Records written before a field was added keep decoding, to the value they had, and re-encode to
+// the very same bytes: the added fields are optional and absent means what it meant.
+func TestOlderShapes(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join("testdata", "older"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(olderLines) {
+		t.Fatalf("testdata/older holds %d files, olderLines names %d", len(entries), len(olderLines))
+	}
+	for name, want := range olderLines {
+		line, err := os.ReadFile(filepath.Join("testdata", "older", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq := int64(kindIndex(want.Kind()) + 1)
+		r, err := Decode(line, seq)
+		if err != nil {
+			t.Fatalf("%s no longer decodes: %v", name, err)
+		}
+		if !reflect.DeepEqual(r.Body, want) {
+			t.Errorf("%s decodes to %#v, want %#v", name, r.Body, want)
+		}
+		again, err := Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, line) {
+			t.Errorf("%s re-encodes differently:\n got %s\nwant %s", name, again, line)
 		}
 	}
 }
