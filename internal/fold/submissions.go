@@ -129,13 +129,17 @@ func next(from record.SubmissionState) string {
 			outs = append(outs, string(t.To))
 		}
 	}
+	a := "a"
+	if strings.ContainsRune("aeiou", rune(from[0])) {
+		a = "an"
+	}
 	switch len(outs) {
 	case 0:
 		return "it has ended, and nothing may follow"
 	case 1:
-		return fmt.Sprintf("a %s submission can only be %s", from, outs[0])
+		return fmt.Sprintf("%s %s submission can only be %s", a, from, outs[0])
 	}
-	return fmt.Sprintf("a %s submission can only be %s or %s", from, strings.Join(outs[:len(outs)-1], ", "), outs[len(outs)-1])
+	return fmt.Sprintf("%s %s submission can only be %s or %s", a, from, strings.Join(outs[:len(outs)-1], ", "), outs[len(outs)-1])
 }
 
 // judgeMove refuses a step of submission id to state to, made by a record of kind by, that the
