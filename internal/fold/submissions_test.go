@@ -21,7 +21,9 @@ func subLog(t *testing.T, from record.SubmissionState) *log {
 	l.add(&record.System{Text: "sys"})
 	l.add(&record.Submission{ID: "m0", Op: "op0", State: record.SubmissionAccepted, Text: "first"})
 	l.add(&record.UserPrompt{Turn: l.s.Next(), Text: "first", Submission: "m0"})
-	accept := func() { l.add(&record.Submission{ID: "m1", Op: "op1", State: record.SubmissionAccepted, Text: "second"}) }
+	accept := func() {
+		l.add(&record.Submission{ID: "m1", Op: "op1", State: record.SubmissionAccepted, Text: "second"})
+	}
 	deliver := func() {
 		accept()
 		l.add(&record.Submission{ID: "m1", State: record.SubmissionHanded})
