@@ -5,7 +5,10 @@
 // The fold owns the four phases and their admissibility table (DESIGN §4.1), the turn table with
 // lineage-monotone ids (§4.3), spans, laminar residues, the frontier and withdrawals (§4.4),
 // inheritance (§4.5), rendering the frontier to neutral messages (§5), the survey and the
-// transcript index (§9), the quiesce plan and the admission of provider replies (§6).
+// transcript index (§9), the quiesce plan and the admission of provider replies (§6), and the host's
+// submission lifecycle — its transition table, and the plans by which a host hands, delivers,
+// withdraws and ends messages and answers Stops and approvals (§12.2, §12.3; submissions.go,
+// plan.go).
 //
 // It imports only the standard library and internal/record: no I/O, no clock, no randomness, no
 // goroutines. Time and ids arrive inside records. A test enforces this with `go list -deps`.
