@@ -130,7 +130,7 @@ func next(from record.SubmissionState) string {
 		}
 	}
 	a := "a"
-	if strings.ContainsRune("aeiou", rune(from[0])) {
+	if from != "" && strings.ContainsRune("aeiou", rune(from[0])) {
 		a = "an"
 	}
 	switch len(outs) {
