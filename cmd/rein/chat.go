@@ -94,7 +94,7 @@ func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 		base = u.String()
 	}
 	hc := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8, IdleConnTimeout: 90 * time.Second}}
-	h := tui.NewClientHost(client.New(base, token, hc), base, token, hc)
+	h := tui.NewClientHost(client.New(base, token, hc))
 	if err := tui.Run(ctx, h, opt); err != nil {
 		return exitf(exitFailed, "chat: %v", err)
 	}

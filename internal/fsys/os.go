@@ -84,7 +84,7 @@ func (OS) Lock(name string) (Lock, error) {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, &LockedError{Path: name, Holder: readHolder(f)}
 		}
-		if errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {
+		if errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.ENOSYS) {
 			err = fmt.Errorf("%w: this filesystem cannot lock files, and a session's writer must; keep rein's state (REIN_HOME) on a local filesystem", err)
 		}
 		return nil, &fs.PathError{Op: "lock", Path: name, Err: err}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
@@ -61,21 +62,11 @@ func (c *Conv) ID() string { return c.id }
 // Path returns the conversation's record file.
 func (c *Conv) Path() string { return c.path }
 
-// Submission states (DESIGN §12.2), as clients see them: record.SubmissionState's, untyped. A
-// message the host has handed to the running exchange shows as accepted (public).
-const (
-	Accepted  = "accepted"
-	Delivered = "delivered"
-	Answered  = "answered"
-	Cancelled = "cancelled"
-	Withdrawn = "withdrawn"
-	Rejected  = "rejected"
-)
-
-// public is the state a client is shown for st: handed is the host's own step of accepted.
+// public is the state a client is shown for st (api.Accepted, ...): handed is the host's own
+// step of accepted.
 func public(st record.SubmissionState) string {
 	if st == record.SubmissionHanded {
-		return Accepted
+		return api.Accepted
 	}
 	return string(st)
 }
@@ -134,7 +125,7 @@ func (c *Conv) openLocked() error {
 // heldError is the refusal of a request that needs the session of a conversation another process
 // holds.
 func heldError(id string, h fsys.Holder) error {
-	return errf("held", "conversation %s is held by %s: another rein process is writing it, and a session has one writer at a time. "+
+	return errf(api.Held, "conversation %s is held by %s: another rein process is writing it, and a session has one writer at a time. "+
 		"If that is a rein serve, talk to the conversation there (rein chat --connect <its URL>); if it is a rein run, resume or chat, wait for it to finish or stop it", id, h)
 }
 
@@ -263,7 +254,7 @@ func (c *Conv) rowLocked() (Row, error) {
 		}
 		c.op, c.opTitle, c.known = op, title, true
 	}
-	var v View
+	var v view
 	if c.sess != nil {
 		c.sess.Read(func(st *fold.State) { v = viewOf(c.id, st) })
 	} else {
@@ -278,14 +269,20 @@ func (c *Conv) rowLocked() (Row, error) {
 }
 
 // View returns the conversation's view: live while its session is open, else its index row.
-func (c *Conv) View() (View, error) {
+func (c *Conv) View() (api.View, error) {
+	v, err := c.view()
+	return v.View, err
+}
+
+// view is the conversation's view with its times.
+func (c *Conv) view() (view, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sess == nil {
 		c.probeHeldLocked()
 		r, ok, err := c.h.ix.get(c.id)
 		if err != nil {
-			return View{}, err
+			return view{}, err
 		}
 		if ok {
 			return c.restingLocked(r), nil
@@ -293,24 +290,24 @@ func (c *Conv) View() (View, error) {
 		// No row: read the record and index it (read-only if another process holds it).
 		if err := c.openLocked(); err != nil {
 			if c.held == nil {
-				return View{}, err
+				return view{}, err
 			}
 			if err := c.indexLocked(); err != nil {
-				return View{}, err
+				return view{}, err
 			}
 			r, _, err := c.h.ix.get(c.id)
 			return c.restingLocked(r), err
 		}
 		defer c.restLocked()
 		if err := c.indexLocked(); err != nil {
-			return View{}, err
+			return view{}, err
 		}
 	}
 	return c.liveLocked(), nil
 }
 
 // viewOr returns the live view while the session is open, else the view of r.
-func (c *Conv) viewOr(r Row) View {
+func (c *Conv) viewOr(r Row) view {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sess == nil {
@@ -327,41 +324,33 @@ func (c *Conv) viewOr(r Row) View {
 
 // restingLocked is the view of a resting conversation from its row, saying who holds it if
 // another process does.
-func (c *Conv) restingLocked(r Row) View {
+func (c *Conv) restingLocked(r Row) view {
 	v := r.view()
 	if c.held != nil {
-		h := *c.held
-		v.Held = &h
+		v.Held = holderOf(*c.held)
 	}
 	return v
 }
 
-func (c *Conv) liveLocked() View {
-	var v View
+func (c *Conv) liveLocked() view {
+	var v view
 	c.sess.Read(func(st *fold.State) { v = viewOf(c.id, st) })
 	return v
 }
 
-// SendResult is what Send answers.
-type SendResult struct {
-	MessageID string `json:"message_id"`
-	State     string `json:"state"`
-	Replayed  bool   `json:"replayed"`
-}
-
 // Send accepts a message. It returns as soon as the submission is durable; delivery happens
 // behind it, in order. A repeat of op with the same payload answers the recorded outcome.
-func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (SendResult, error) {
+func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.SendResult, error) {
 	if op == "" {
-		return SendResult{}, errf("bad_request", "op_id is required: give every send an operation id, and reuse it only to retry that send")
+		return api.SendResult{}, errf(api.BadRequest, "op_id is required: give every send an operation id, and reuse it only to retry that send")
 	}
 	if text == "" && len(atts) == 0 {
-		return SendResult{}, errf("bad_request", "the message is empty: send text or an attachment")
+		return api.SendResult{}, errf(api.BadRequest, "the message is empty: send text or an attachment")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.openLocked(); err != nil {
-		return SendResult{}, err
+		return api.SendResult{}, err
 	}
 	defer c.restLocked()
 	var prev fold.Submission
@@ -372,22 +361,22 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (Send
 	})
 	if seen {
 		if prev.Text != text || !slices.Equal(prev.Attachments, atts) || prev.Queue != queue {
-			return SendResult{}, errf("op_conflict", "operation %s already sent a different message (%s); use a new op_id for a new message", op, prev.ID)
+			return api.SendResult{}, errf(api.OpConflict, "operation %s already sent a different message (%s); use a new op_id for a new message", op, prev.ID)
 		}
-		return SendResult{MessageID: prev.ID, State: public(prev.State), Replayed: true}, nil
+		return api.SendResult{MessageID: prev.ID, State: public(prev.State), Replayed: true}, nil
 	}
 	if closed {
-		return SendResult{}, errf("closed", "conversation %s is closed", c.id)
+		return api.SendResult{}, errf(api.Closed, "conversation %s is closed", c.id)
 	}
 	id := newMessageID()
 	if err := c.sess.Commit(&record.Submission{ID: id, Op: op, State: record.SubmissionAccepted, Text: text, Attachments: atts, Queue: queue}); err != nil {
-		return SendResult{}, err
+		return api.SendResult{}, err
 	}
 	c.pump()
 	if err := c.indexLocked(); err != nil {
-		return SendResult{}, err
+		return api.SendResult{}, err
 	}
-	return SendResult{MessageID: id, State: Accepted}, nil
+	return api.SendResult{MessageID: id, State: api.Accepted}, nil
 }
 
 // pump moves waiting submissions on: when no exchange runs, the oldest becomes the next
@@ -475,34 +464,18 @@ func (c *Conv) finish(ex *exchange, out agent.Outcome) {
 	}
 }
 
-// StopResult is what Stop answers.
-type StopResult struct {
-	Stopped     bool    `json:"stopped"`
-	Interrupted bool    `json:"interrupted"`
-	Withdrawn   []Taken `json:"withdrawn"`
-	Reason      string  `json:"reason,omitempty"`
-	Replayed    bool    `json:"replayed"`
-}
-
-// Taken is a message a Stop took back, returned so the client can put its text back.
-type Taken struct {
-	ID          string              `json:"id"`
-	Text        string              `json:"text"`
-	Attachments []record.Attachment `json:"attachments"`
-}
-
 // Stop stops whatever the conversation has in flight (DESIGN §12.3). In order, in one write: it
 // withdraws every accepted submission, records the Stop; then it interrupts the running exchange,
 // which quiesces. turn, when non-zero, is a precondition: stop only if that turn is in hand. A
 // Stop whose write fails withdraws and interrupts nothing.
-func (c *Conv) Stop(op string, turn int64) (StopResult, error) {
+func (c *Conv) Stop(op string, turn int64) (api.StopResult, error) {
 	if op == "" {
-		return StopResult{}, errf("bad_request", "op_id is required: give every Stop press a new operation id")
+		return api.StopResult{}, errf(api.BadRequest, "op_id is required: give every Stop press a new operation id")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.openLocked(); err != nil {
-		return StopResult{}, err
+		return api.StopResult{}, err
 	}
 	defer c.restLocked()
 	res, err := c.stopLocked(op, turn)
@@ -515,7 +488,7 @@ func (c *Conv) Stop(op string, turn int64) (StopResult, error) {
 // stopLocked judges the press against the state at the writer (fold.StopPlan), writes what it
 // withdraws and the Stop in one write, then — only once that is durable — interrupts the running
 // exchange.
-func (c *Conv) stopLocked(op string, turn int64) (StopResult, error) {
+func (c *Conv) stopLocked(op string, turn int64) (api.StopResult, error) {
 	ex := c.ex
 	var plan fold.StopPlan
 	err := c.sess.CommitPlan(func(st *fold.State) []record.Payload {
@@ -523,15 +496,15 @@ func (c *Conv) stopLocked(op string, turn int64) (StopResult, error) {
 		return plan.Records
 	})
 	if err != nil {
-		return StopResult{}, err
+		return api.StopResult{}, err
 	}
-	res := StopResult{Withdrawn: []Taken{}}
+	res := api.StopResult{Withdrawn: []api.Taken{}}
 	for _, s := range plan.Withdraw {
 		res.Withdrawn = append(res.Withdrawn, taken(s))
 	}
 	switch {
 	case plan.Replay != nil && plan.Conflict:
-		return StopResult{}, errf("op_conflict", "operation %s was a Stop with a different turn", op)
+		return api.StopResult{}, errf(api.OpConflict, "operation %s was a Stop with a different turn", op)
 	case plan.Replay != nil:
 		res.Stopped, res.Interrupted, res.Replayed = true, plan.Replay.Interrupted, true
 		return res, nil
@@ -548,8 +521,8 @@ func (c *Conv) stopLocked(op string, turn int64) (StopResult, error) {
 	return res, nil
 }
 
-func taken(s fold.Submission) Taken {
-	return Taken{ID: s.ID, Text: s.Text, Attachments: orEmpty(s.Attachments)}
+func taken(s fold.Submission) api.Taken {
+	return api.Taken{ID: s.ID, Text: s.Text, Attachments: orEmpty(s.Attachments)}
 }
 
 func orEmpty(a []record.Attachment) []record.Attachment {
@@ -562,7 +535,7 @@ func orEmpty(a []record.Attachment) []record.Attachment {
 // Rename records a new title. Renaming to the title it has writes nothing, so a retry is a no-op.
 func (c *Conv) Rename(op, title string) error {
 	if op == "" {
-		return errf("bad_request", "op_id is required")
+		return errf(api.BadRequest, "op_id is required")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -585,7 +558,7 @@ func (c *Conv) Rename(op, title string) error {
 // message slips in between.
 func (c *Conv) Close(op string) error {
 	if op == "" {
-		return errf("bad_request", "op_id is required")
+		return errf(api.BadRequest, "op_id is required")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -609,7 +582,7 @@ func (c *Conv) Close(op string) error {
 }
 
 // Transcript answers the context as it would be sent, the survey, the turn index and the
-// residues, encoded as JSON.
+// residues (api.Transcript), encoded as JSON.
 func (c *Conv) Transcript() ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -621,8 +594,8 @@ func (c *Conv) Transcript() ([]byte, error) {
 	var err error
 	c.sess.Read(func(st *fold.State) {
 		// Encoded under the read lock: the messages are the state's own.
-		out, err = json.Marshal(map[string]any{"system": st.System(), "messages": st.Context(), "survey": st.Survey(),
-			"index": st.Index(), "residues": st.Residues()})
+		out, err = json.Marshal(api.Transcript{System: st.System(), Messages: st.Context(), Survey: surveyOf(st.Survey()),
+			Index: rowsOf(st.Index()), Residues: residuesOf(st.Residues())})
 	})
 	return out, err
 }
@@ -660,8 +633,8 @@ func (c *Conv) Subscribe(after int64) (*Subscription, error) {
 }
 
 // State returns the conversation's published state now.
-func (s *Subscription) State() State {
-	var st State
+func (s *Subscription) State() api.State {
+	var st api.State
 	s.sess.Read(func(f *fold.State) { st = StateOf(f) })
 	return st
 }

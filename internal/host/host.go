@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
@@ -128,18 +129,10 @@ type Host struct {
 	stop   context.CancelFunc
 }
 
-// Error is a refusal with an HTTP-minded code ("not_found", "op_conflict", "bad_request", ...).
-type Error struct {
-	Code    string
-	Message string
-	// RetryAfter, when set, is how long the caller should wait before trying again.
-	RetryAfter time.Duration
-}
-
-func (e *Error) Error() string { return e.Message }
-
-func errf(code, format string, args ...any) error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+// errf is a refusal with an API code (package api): the HTTP API answers it with the code's
+// status, and an in-process caller finds it with errors.As or api.CodeOf.
+func errf(code api.Code, format string, args ...any) error {
+	return api.Errorf(code, format, args...)
 }
 
 // Open starts a host over the conversations already on disk. A conversation whose index row
@@ -260,14 +253,14 @@ func (h *Host) all() []*Conv {
 // the conversation it created; with another title it is refused.
 func (h *Host) Create(op, title string) (*Conv, bool, error) {
 	if op == "" {
-		return nil, false, errf("bad_request", "op_id is required: give every mutating request an operation id")
+		return nil, false, errf(api.BadRequest, "op_id is required: give every mutating request an operation id")
 	}
 	c, ok, err := h.byOp(op)
 	if err != nil || !ok {
 		return h.make(op, title, "")
 	}
 	if c.opTitle != title && c.opTitle != h.redact(title) {
-		return nil, false, errf("op_conflict", "operation %s already created conversation %s with a different title", op, c.id)
+		return nil, false, errf(api.OpConflict, "operation %s already created conversation %s with a different title", op, c.id)
 	}
 	return c, true, nil
 }
@@ -372,12 +365,12 @@ func (h *Host) judgeCreate() error {
 		n := len(h.convs)
 		h.mu.Unlock()
 		if n >= max {
-			return &Error{Code: "too_many_conversations", Message: fmt.Sprintf("the host holds %d conversations, its cap "+
+			return &api.Error{Code: api.TooManyConversations, Message: fmt.Sprintf("the host holds %d conversations, its cap "+
 				"(rein serve --max-conversations): raise the cap, or move old sessions out of %s", n, h.dir)}
 		}
 	}
 	if ok, wait := h.rate.take(h.cfg.Now()); !ok {
-		return &Error{Code: "rate_limited", RetryAfter: wait, Message: fmt.Sprintf("conversations are being created faster than "+
+		return &api.Error{Code: api.RateLimited, RetryAfter: wait, Message: fmt.Sprintf("conversations are being created faster than "+
 			"this host allows (%g a second, in bursts of %g; rein serve --create-rate): retry in %v", h.rate.rate, h.rate.burst,
 			wait.Round(time.Millisecond))}
 	}
@@ -428,7 +421,7 @@ func (h *Host) admit(c *Conv) error {
 		}
 		h.omu.Unlock()
 		if !restOldest(others) {
-			return &Error{Code: "too_many_open", RetryAfter: time.Second, Message: fmt.Sprintf("the host has %d conversations open, "+
+			return &api.Error{Code: api.TooManyOpen, RetryAfter: time.Second, Message: fmt.Sprintf("the host has %d conversations open, "+
 				"each working or watched (its cap, rein serve --max-open-conversations): retry when one finishes, or raise the cap",
 				len(others))}
 		}
@@ -510,14 +503,14 @@ func (h *Host) Get(id string) (*Conv, error) {
 	defer h.mu.Unlock()
 	c, ok := h.convs[id]
 	if !ok {
-		return nil, errf("not_found", "no conversation %s", id)
+		return nil, errf(api.NotFound, "no conversation %s", id)
 	}
 	return c, nil
 }
 
 // List returns every conversation's view, most recently updated first. Resting conversations are
 // read from the index; only those with an open session are read live.
-func (h *Host) List() ([]View, error) {
+func (h *Host) List() ([]api.View, error) {
 	rows, err := h.ix.all()
 	if err != nil {
 		return nil, err
@@ -528,29 +521,33 @@ func (h *Host) List() ([]View, error) {
 		convs[id] = c
 	}
 	h.mu.Unlock()
-	out := make([]View, 0, len(convs))
+	vs := make([]view, 0, len(convs))
 	for _, r := range rows {
 		c := convs[r.ID]
 		if c == nil {
 			continue
 		}
 		delete(convs, r.ID)
-		out = append(out, c.viewOr(r))
+		vs = append(vs, c.viewOr(r))
 	}
 	// A conversation whose row is missing (its last index write failed) is read and indexed anew.
 	for _, c := range convs {
-		v, err := c.View()
+		v, err := c.view()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		vs = append(vs, v)
 	}
-	slices.SortFunc(out, func(a, b View) int {
+	slices.SortFunc(vs, func(a, b view) int {
 		if a.updated != b.updated {
 			return compare(b.updated, a.updated)
 		}
 		return compare(b.ID, a.ID)
 	})
+	out := make([]api.View, len(vs))
+	for i, v := range vs {
+		out[i] = v.View
+	}
 	return out, nil
 }
 
@@ -631,7 +628,7 @@ func (h *Host) Stats() Stats {
 	return st
 }
 
-var errHostClosed = errf("host_closed", "the host is shutting down")
+var errHostClosed = errf(api.HostClosed, "the host is shutting down")
 
 // fs is the filesystem the host's sessions live on.
 func (h *Host) fs() fsys.FS {

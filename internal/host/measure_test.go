@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 )
 
@@ -48,7 +49,7 @@ func TestIdleMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 				for k := range c.rounds {
-					if _, err := r.c.Send(ctx, v.ID, client.Message{Op: client.NewOp(), Text: fmt.Sprintf("hello %d.%d", i, k)}); err != nil {
+					if _, err := r.c.Send(ctx, v.ID, api.Message{Op: client.NewOp(), Text: fmt.Sprintf("hello %d.%d", i, k)}); err != nil {
 						t.Fatal(err)
 					}
 					if err := conv.Wait(ctx); err != nil {
@@ -129,7 +130,7 @@ func BenchmarkSendAck(b *testing.B) {
 					return
 				}
 				start := time.Now()
-				_, err := r.c.Send(ctx, ids[k%n], client.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
+				_, err := r.c.Send(ctx, ids[k%n], api.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
 				lat[k] = time.Since(start)
 				if err != nil {
 					b.Error(err)

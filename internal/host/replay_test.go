@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/host"
@@ -39,7 +40,7 @@ func TestHostLiveEqualsReplay(t *testing.T) {
 				if rapid.IntRange(0, 3).Draw(rt, "tool") == 0 {
 					text += ": run `true`"
 				}
-				m := client.Message{Op: client.NewOp(), Text: text, Queue: rapid.IntRange(0, 3).Draw(rt, "queue") == 0}
+				m := api.Message{Op: client.NewOp(), Text: text, Queue: rapid.IntRange(0, 3).Draw(rt, "queue") == 0}
 				if _, err := r.c.Send(ctx, id, m); err != nil {
 					rt.Fatalf("send: %v", err)
 				}
@@ -77,7 +78,7 @@ func TestHostLiveEqualsReplay(t *testing.T) {
 
 // checkReplayEqual compares the published state of conversation id with the state its record,
 // up to the same record, folds to.
-func checkReplayEqual(t *rapid.T, r *rig, id string) host.State {
+func checkReplayEqual(t *rapid.T, r *rig, id string) api.State {
 	live := r.get(id).State
 	data, err := os.ReadFile(r.path(id))
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
-	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -242,9 +242,9 @@ func (s *scenario) run(b *block) []string {
 		if queue {
 			rest = rest[1:]
 		}
-		res, err := s.r.c.Send(s.ctx(), c.id, client.Message{Op: s.op(opts), Text: strings.Join(rest, " "), Queue: queue})
+		res, err := s.r.c.Send(s.ctx(), c.id, api.Message{Op: s.op(opts), Text: strings.Join(rest, " "), Queue: queue})
 		if err != nil {
-			return []string{"error " + client.Code(err)}
+			return []string{"error " + string(client.Code(err))}
 		}
 		out := s.ids.name(res.MessageID) + " " + res.State
 		if res.Replayed {
@@ -257,7 +257,7 @@ func (s *scenario) run(b *block) []string {
 		turn, _ := strconv.ParseInt(opts["turn"], 10, 64)
 		res, err := s.r.c.StopOp(s.ctx(), c.id, s.op(opts), turn)
 		if err != nil {
-			return []string{"error " + client.Code(err)}
+			return []string{"error " + string(client.Code(err))}
 		}
 		return []string{s.stopLine(res)}
 	case "approve":
@@ -272,7 +272,7 @@ func (s *scenario) run(b *block) []string {
 		}
 		res, err := s.r.c.Approve(s.ctx(), c.id, s.op(opts), id, rest[1] == "allow")
 		if err != nil {
-			return []string{"error " + client.Code(err)}
+			return []string{"error " + string(client.Code(err))}
 		}
 		out := s.calls.name(res.CallID) + " " + res.State
 		if res.Replayed {
@@ -333,7 +333,7 @@ func (s *scenario) run(b *block) []string {
 	return nil
 }
 
-func (s *scenario) stopLine(res host.StopResult) string {
+func (s *scenario) stopLine(res api.StopResult) string {
 	var out []string
 	switch {
 	case res.Reason != "":
@@ -358,7 +358,7 @@ func (s *scenario) stopLine(res host.StopResult) string {
 	return strings.Join(out, ", ")
 }
 
-func (s *scenario) viewLines(v host.View) []string {
+func (s *scenario) viewLines(v api.View) []string {
 	st := v.State
 	head := fmt.Sprintf("working %v, phase %s", st.Working, st.Phase)
 	if st.Turn != 0 {

@@ -108,6 +108,16 @@ func ClassOf(k Kind) (Class, bool) {
 	return e.class, ok
 }
 
+// New returns an empty payload of a known kind, to decode its JSON into (a client of the host's
+// events stream does), and false for an unknown kind.
+func New(k Kind) (Payload, bool) {
+	e, ok := kinds[k]
+	if !ok {
+		return nil, false
+	}
+	return e.new(), true
+}
+
 // Kinds returns every known kind, protocol kinds first, in declaration order of the tables above.
 func Kinds() []Kind {
 	return []Kind{
@@ -350,6 +360,16 @@ type Quiesced struct {
 	Reason   string   `json:"reason"` // replied, cancelled, aborted, limit, crashed
 	Answered []string `json:"answered,omitempty"`
 }
+
+// Quiesce reasons (Quiesced.Reason), also the reason of the submissions an exchange answered or
+// cancelled. The fold names them too (fold.Replied, ...), as these same values.
+const (
+	QuiescedReplied   = "replied"
+	QuiescedCancelled = "cancelled"
+	QuiescedAborted   = "aborted"
+	QuiescedLimit     = "limit"
+	QuiescedCrashed   = "crashed"
+)
 
 // Repaired records what admission changed in a provider's reply, with the original.
 type Repaired struct {

@@ -64,8 +64,7 @@ func TestStopThenReinKilled(t *testing.T) {
 func stopThenKill(t *testing.T, gap time.Duration, viaRun bool) string {
 	dir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsBash$", "-test.v")
-	helper.Env = append(os.Environ(), "REIN_SHELL_HELPER="+dir,
-		"REIN_SHELL_HELPER_CMD=echo $$ > pgid; trap '' TERM; sleep 1000 & echo $! > sleep.pid; wait")
+	helper.Env = helperEnv(dir, "REIN_SHELL_HELPER_CMD=echo $$ > pgid; trap '' TERM; sleep 1000 & echo $! > sleep.pid; wait")
 	out := &strings.Builder{}
 	helper.Stdout, helper.Stderr = out, out
 	if err := helper.Start(); err != nil {
@@ -169,7 +168,7 @@ func TestStopKeepsTheGoodbye(t *testing.T) {
 		dir := t.TempDir()
 		out := newCapture(1<<10, 1<<10)
 		p, err := start("bash", dir, os.Environ(), time.Second,
-			"(trap '' TERM; exec sleep 1000) & trap 'echo goodbye; exit 1' TERM; sleep 1000 & wait", out)
+			"(trap '' TERM; exec sleep 1000) & trap 'echo goodbye; exit 1' TERM; sleep 1000 & wait", out, testControl)
 		if err != nil {
 			t.Fatal(err)
 		}
