@@ -56,34 +56,34 @@ func summarize(args []byte) string {
 }
 
 // approver returns the Approver of the agent on sess: it records the call as asked, then waits
-// for Approve to answer it, or for ctx (a Stop) to end the wait. An approval left asked is
-// dropped from the published state when the exchange quiesces.
+// until the state holds the person's answer (Approve records it), or ctx (a Stop) ends the wait.
+// An approval left asked is dropped from the published state when the exchange quiesces.
 func (c *Conv) approver(sess *session.Session) tool.Approver {
 	return tool.ApproverFunc(func(ctx context.Context, call tool.Call) (bool, error) {
-		ch := make(chan bool, 1)
 		c.mu.Lock()
-		if c.waits == nil {
-			c.waits = map[string]chan bool{}
-		}
-		c.waits[call.ID] = ch
 		err := sess.Commit(&record.Approval{CallID: call.ID, Name: call.Name, Args: summarize(call.Args), State: record.ApprovalAsked})
-		if err != nil {
-			delete(c.waits, call.ID)
-		}
 		c.mu.Unlock()
 		if err != nil {
 			return false, err
 		}
-		select {
-		case yes := <-ch:
-			return yes, nil
-		case <-ctx.Done():
+		for {
 			c.mu.Lock()
-			if c.waits[call.ID] == ch {
-				delete(c.waits, call.ID)
+			var answer record.Approval
+			var ok bool
+			sess.Read(func(st *fold.State) { answer, ok = st.ApprovalAnswer(call.ID) })
+			if c.answered == nil {
+				c.answered = make(chan struct{})
 			}
+			wake := c.answered
 			c.mu.Unlock()
-			return false, ctx.Err()
+			if ok {
+				return answer.State == record.ApprovalAllowed, nil
+			}
+			select {
+			case <-wake:
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
 		}
 	})
 }
@@ -99,35 +99,38 @@ func (c *Conv) Approve(op, callID string, allow bool) (api.ApproveResult, error)
 	if callID == "" {
 		return api.ApproveResult{}, errf(api.BadRequest, "call_id is required: name the tool call you answer")
 	}
-	state := record.ApprovalDenied
-	if allow {
-		state = record.ApprovalAllowed
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.openLocked(); err != nil {
 		return api.ApproveResult{}, err
 	}
 	defer c.restLocked()
-	var prev record.Approval
-	var seen bool
-	c.sess.Read(func(st *fold.State) { prev, seen = st.ApprovalByOp(op) })
-	if seen {
-		if prev.CallID != callID || prev.State != state {
-			return api.ApproveResult{}, errf(api.OpConflict, "operation %s already answered call %s %s; use a new op_id for a new answer", op, prev.CallID, prev.State)
-		}
-		return api.ApproveResult{CallID: callID, State: state, Replayed: true}, nil
+	if c.h.ctx.Err() != nil {
+		return api.ApproveResult{}, errHostClosed // the waits are ending: no answer would be read
 	}
-	ch, ok := c.waits[callID]
-	if !ok {
+	var plan fold.AnswerPlan
+	err := c.sess.CommitPlan(func(st *fold.State) []record.Payload {
+		plan = st.AnswerPlan(op, callID, allow)
+		if plan.Record == nil {
+			return nil
+		}
+		return []record.Payload{plan.Record}
+	})
+	switch {
+	case err != nil:
+		return api.ApproveResult{}, err
+	case plan.Replay != nil && plan.Conflict:
+		return api.ApproveResult{}, errf(api.OpConflict, "operation %s already answered call %s %s; use a new op_id for a new answer", op, plan.Replay.CallID, plan.Replay.State)
+	case plan.Replay != nil:
+		return api.ApproveResult{CallID: callID, State: plan.Replay.State, Replayed: true}, nil
+	case plan.Record == nil:
 		return api.ApproveResult{}, errf(api.NotFound, "no tool call %s is waiting for approval in conversation %s", callID, c.id)
 	}
-	if err := c.sess.Commit(&record.Approval{CallID: callID, State: state, By: string(record.ByUser), Op: op}); err != nil {
-		return api.ApproveResult{}, err
+	if c.answered != nil {
+		close(c.answered) // the waiting calls read their answers
+		c.answered = nil
 	}
-	delete(c.waits, callID)
-	ch <- allow
-	return api.ApproveResult{CallID: callID, State: state}, nil
+	return api.ApproveResult{CallID: callID, State: plan.Record.State}, nil
 }
 
 // SetModel switches the conversation to model (and provider, when not empty): the agent is built

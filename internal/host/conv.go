@@ -21,7 +21,10 @@ import (
 )
 
 // Conv is one conversation: a session (open while it has work, subscribers or recent requests),
-// its agent, and the one lock every decision about it is made under.
+// its agent, and the one lock its requests are served under. What becomes of its messages is not
+// decided here: the fold judges every step of a submission's life, and the host writes what the
+// fold's plans return (fold.StopPlan, HandPlan, FinishPlan, RestartPlan) and carries out their
+// effects — start an exchange, cancel one.
 type Conv struct {
 	h    *Host
 	id   string
@@ -31,30 +34,26 @@ type Conv struct {
 	sess    *session.Session // nil while the conversation rests
 	ag      *agent.Agent
 	ex      *exchange
-	handed  map[string]bool // submissions handed to the running exchange, as its prompt or steering
-	subs    int             // event subscribers holding the session open
-	last    time.Time       // the last request that used the session
-	timer   *time.Timer     // rests the conversation after Config.IdleAfter
-	op      string          // the operation that created it, and the title it gave
+	subs    int         // event subscribers holding the session open
+	last    time.Time   // the last request that used the session
+	timer   *time.Timer // rests the conversation after Config.IdleAfter
+	op      string      // the operation that created it, and the title it gave
 	opTitle string
 	known   bool // op and opTitle have been read
-	// waits are the tool calls waiting for the person's approval, by call id: each channel takes
-	// the answer (approve.go).
-	waits map[string]chan bool
+	// answered is closed, and replaced, when a person's answer to an approval is recorded: the
+	// calls waiting for one read theirs from the state (approve.go).
+	answered chan struct{}
 	// held is the other process that held the conversation's record when this host last tried to
 	// open it (a rein run, another host), or nil: the host lists it as held and refuses what needs
 	// its session until that process lets go.
 	held *fsys.Holder
 }
 
-// exchange is the running exchange of a conversation.
+// exchange is the running exchange of a conversation: the handle that cancels it and says when
+// its goroutine has finished.
 type exchange struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	prompt string // the submission taken up as its prompt
-	// stopped: a Stop interrupted it. Nothing more is handed to it; what is sent after the Stop
-	// waits for the next exchange.
-	stopped bool
 }
 
 // ID returns the conversation's id.
@@ -62,6 +61,15 @@ func (c *Conv) ID() string { return c.id }
 
 // Path returns the conversation's record file.
 func (c *Conv) Path() string { return c.path }
+
+// public is the state a client is shown for st (api.Accepted, ...): handed is the host's own
+// step of accepted.
+func public(st record.SubmissionState) string {
+	if st == record.SubmissionHanded {
+		return api.Accepted
+	}
+	return string(st)
+}
 
 // openLocked opens the conversation's session if it rests: the record is replayed and a new agent
 // built, once the host has a place for it among its open conversations (Host.admit). Called with
@@ -103,7 +111,7 @@ func (c *Conv) openLocked() error {
 	sess.Read(func(st *fold.State) {
 		unsettled = st.InFlight() || !st.IsReady()
 		for _, sub := range st.Submissions() {
-			unsettled = unsettled || sub.State == api.Delivered
+			unsettled = unsettled || sub.State == record.SubmissionDelivered
 		}
 	})
 	if unsettled {
@@ -187,7 +195,7 @@ func (c *Conv) closeLocked() error {
 		return nil
 	}
 	err := errors.Join(c.closeChildrenLocked(), c.sess.Close())
-	c.sess, c.ag, c.handed = nil, nil, nil
+	c.sess, c.ag = nil, nil
 	c.h.release(c)
 	return err
 }
@@ -213,40 +221,18 @@ func (c *Conv) recover() error {
 
 // reconcileLocked settles a conversation opened after a restart: an exchange a crash left in
 // flight is quiesced (reason crashed), submissions it had delivered end cancelled, and submissions
-// accepted but never delivered are rejected as "host restarted", so nothing is delivered twice and
-// nothing is silently dropped.
+// accepted but never delivered are rejected as "host restarted" (fold.RestartPlan), so nothing is
+// delivered twice and nothing is silently dropped.
 func (c *Conv) reconcileLocked() error {
 	var unsettled bool
-	c.sess.Read(func(st *fold.State) { unsettled = st.InFlight() || !st.IsReady() })
+	var cwd string
+	c.sess.Read(func(st *fold.State) { unsettled, cwd = st.InFlight() || !st.IsReady(), st.Meta().Cwd })
 	if unsettled {
-		var cwd string
-		c.sess.Read(func(st *fold.State) { cwd = st.Meta().Cwd })
 		if err := c.ag.Settle(cwd, c.h.cfg.Version); err != nil {
 			return err
 		}
 	}
-	var ps []record.Payload
-	for _, s := range c.submissions() {
-		switch s.State {
-		case api.Accepted:
-			ps = append(ps, &record.Submission{ID: s.ID, State: api.Rejected, Reason: "host_restarted",
-				Detail: "the host restarted before this message was delivered; send it again to retry"})
-		case api.Delivered:
-			ps = append(ps, &record.Submission{ID: s.ID, State: api.Cancelled, Reason: "host_restarted",
-				Detail: "the host restarted while this message's exchange was running"})
-		}
-	}
-	if len(ps) == 0 {
-		return nil
-	}
-	return c.sess.Commit(ps...)
-}
-
-// submissions reads the submissions from the folded state.
-func (c *Conv) submissions() []fold.Submission {
-	var subs []fold.Submission
-	c.sess.Read(func(st *fold.State) { subs = st.Submissions() })
-	return subs
+	return c.sess.CommitPlan((*fold.State).RestartPlan)
 }
 
 // indexLocked writes the conversation's row to the index.
@@ -377,13 +363,13 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 		if prev.Text != text || !slices.Equal(prev.Attachments, atts) || prev.Queue != queue {
 			return api.SendResult{}, errf(api.OpConflict, "operation %s already sent a different message (%s); use a new op_id for a new message", op, prev.ID)
 		}
-		return api.SendResult{MessageID: prev.ID, State: prev.State, Replayed: true}, nil
+		return api.SendResult{MessageID: prev.ID, State: public(prev.State), Replayed: true}, nil
 	}
 	if closed {
 		return api.SendResult{}, errf(api.Closed, "conversation %s is closed", c.id)
 	}
 	id := newMessageID()
-	if err := c.sess.Commit(&record.Submission{ID: id, Op: op, State: api.Accepted, Text: text, Attachments: atts, Queue: queue}); err != nil {
+	if err := c.sess.Commit(&record.Submission{ID: id, Op: op, State: record.SubmissionAccepted, Text: text, Attachments: atts, Queue: queue}); err != nil {
 		return api.SendResult{}, err
 	}
 	c.pump()
@@ -393,65 +379,48 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 	return api.SendResult{MessageID: id, State: api.Accepted}, nil
 }
 
-// pump hands accepted submissions on: the oldest becomes the next exchange's prompt when none is
-// running; while one runs, those not queued are handed to it as steering — unless a Stop has
-// interrupted it, in which case they wait for the next exchange. Called with c.mu held.
+// pump moves waiting submissions on: when no exchange runs, the oldest becomes the next
+// exchange's prompt; while one runs, those not queued are handed to it (fold.HandPlan), to be
+// delivered as steering at its next turn boundary — unless a Stop has interrupted it, in which case
+// they wait for the next exchange. Called with c.mu held.
 func (c *Conv) pump() {
-	var subs []fold.Submission
 	var closed bool
-	c.sess.Read(func(st *fold.State) {
-		subs = st.Submissions()
-		closed = st.Meta().Closed
-	})
+	c.sess.Read(func(st *fold.State) { closed = st.Meta().Closed })
 	if closed {
 		return
 	}
-	for _, s := range subs {
-		if s.State != api.Accepted {
-			continue
+	for c.ex == nil {
+		var s fold.Submission
+		var ok bool
+		c.sess.Read(func(st *fold.State) { s, ok = st.NextPrompt() })
+		if !ok || !c.start(s) {
+			break
 		}
-		if c.ex == nil {
-			c.start(s)
-			continue
-		}
-		if !c.ex.stopped && !s.Queue && !c.handed[s.ID] {
-			c.handed[s.ID] = true
-			c.ag.SteerSubmission(agent.Steer{Text: text(s), Submission: s.ID})
-		}
+	}
+	if c.ex == nil {
+		return
+	}
+	if err := c.sess.AppendPlan((*fold.State).HandPlan); err != nil {
+		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
 	}
 }
 
-func text(s fold.Submission) string {
-	t := s.Text
-	for _, a := range s.Attachments {
-		if a.Text != "" {
-			t += "\n\nAttached " + a.Name + ":\n" + a.Text
-		}
-	}
-	return t
-}
-
-// start runs an exchange for submission s. Called with c.mu held.
-func (c *Conv) start(s fold.Submission) {
-	if c.handed == nil {
-		c.handed = map[string]bool{}
-	}
-	c.handed[s.ID] = true // being delivered as this exchange's prompt
+// start runs an exchange for submission s, and reports whether it began. Called with c.mu held.
+func (c *Conv) start(s fold.Submission) bool {
 	ctx, cancel := context.WithCancel(c.h.ctx)
-	ex := &exchange{cancel: cancel, done: make(chan struct{}), prompt: s.ID}
-	c.ex = ex
+	ex := &exchange{cancel: cancel, done: make(chan struct{})}
 	ag := c.ag
 	// The prompt is committed here, under the conversation's lock, so a Stop finds the message
-	// either still accepted (and withdraws it, giving its text back) or delivered (and interrupts
+	// either still waiting (and withdraws it, giving its text back) or delivered (and interrupts
 	// the exchange): never in between.
 	if err := ag.Begin(agent.Prompt{Text: s.Text, Attachments: s.Attachments, Submission: s.ID}); err != nil {
 		cancel()
-		close(ex.done)
-		c.ex = nil
 		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
-		return
+		return false
 	}
+	c.ex = ex
 	c.launch(ctx, ex, ag)
+	return true
 }
 
 // launch runs the exchange ex has begun, on a goroutine the host waits for at Close. Called with
@@ -468,43 +437,27 @@ func (c *Conv) launch(ctx context.Context, ex *exchange, ag *agent.Agent) {
 }
 
 // finish ends an exchange: every submission it delivered becomes answered or cancelled, in one
-// write, then the next accepted submission is taken up.
+// write (fold.FinishPlan), then the next waiting submission is taken up. What was handed to it and
+// not delivered was handed back when it quiesced, and waits with the rest.
 func (c *Conv) finish(ex *exchange, out agent.Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.restLocked()
-	state, reason := api.Answered, out.Reason
-	if out.Reason != fold.Replied {
-		state = api.Cancelled
+	var detail string
+	if out.Err != nil && !errors.Is(out.Err, context.Canceled) {
+		detail = out.Err.Error()
 	}
-	var ps []record.Payload
-	for _, s := range c.submissions() {
-		if s.State == api.Delivered {
-			p := &record.Submission{ID: s.ID, State: state, Reason: reason}
-			if out.Err != nil && !errors.Is(out.Err, context.Canceled) {
-				p.Detail = out.Err.Error()
-			}
-			ps = append(ps, p)
-		}
-	}
-	if len(ps) > 0 {
-		if err := c.sess.Commit(ps...); err != nil {
-			fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
-		}
+	err := c.sess.CommitPlan(func(st *fold.State) []record.Payload { return st.FinishPlan(out.Reason, detail) })
+	if err != nil {
+		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
 	}
 	c.ex = nil
-	// Steering handed over but never delivered is still accepted: it is taken up next, as the
-	// next exchange's prompt. That is what the loop handed back (out.Withdrawn), and what was
-	// handed to the agent after the loop had taken its last steering, which is still waiting in
-	// the agent: it is drained here, or the next exchange would deliver it a second time.
-	c.ag.Withdraw()
-	clear(c.handed)
 	// A failed session (an fsync error) takes nothing more up: its record says where it stopped.
 	if c.h.ctx.Err() == nil && !errors.Is(out.Err, session.ErrFailed) {
 		c.pump()
 		// A child's reply that came after the exchange's last turn boundary is taken up now — or,
 		// after a Stop, recorded without waking the agent (Stop means stop).
-		c.afterExchangeLocked(ex)
+		c.afterExchangeLocked()
 	}
 	if err := c.indexLocked(); err != nil {
 		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
@@ -532,82 +485,39 @@ func (c *Conv) Stop(op string, turn int64) (api.StopResult, error) {
 	return res, err
 }
 
+// stopLocked judges the press against the state at the writer (fold.StopPlan), writes what it
+// withdraws and the Stop in one write, then — only once that is durable — interrupts the running
+// exchange.
 func (c *Conv) stopLocked(op string, turn int64) (api.StopResult, error) {
-	res := api.StopResult{Withdrawn: []api.Taken{}}
-	var prev record.Stop
-	var replay, inHand bool
-	c.sess.Read(func(st *fold.State) {
-		prev, replay = st.StopByOp(op)
-		if replay {
-			for _, id := range prev.Withdrawn {
-				if s, ok := st.Submission(id); ok {
-					res.Withdrawn = append(res.Withdrawn, taken(s))
-				}
-			}
-		}
-		inHand = st.InFlight() && st.Newest() == turn
-	})
-	if replay {
-		if prev.Turn != turn {
-			return api.StopResult{}, errf(api.OpConflict, "operation %s was a Stop with a different turn", op)
-		}
-		res.Stopped, res.Interrupted, res.Replayed = true, prev.Interrupted, true
-		return res, nil
-	}
-	if turn != 0 && !inHand {
-		res.Reason = fmt.Sprintf("turn %d is no longer in hand", turn)
-		return res, nil
-	}
-	// Take back what the running exchange has not yet delivered. Withdraw and the loop's taking of
-	// steering exclude each other, so what Withdraw answers is never delivered.
 	ex := c.ex
-	pulled := map[string]bool{}
-	var back []agent.Steer
-	if ex != nil {
-		back = c.ag.Withdraw()
-		for _, s := range back {
-			pulled[s.Submission] = true
-		}
-	}
-	// Read the state after Withdraw. Steering handed over and not pulled back was taken by the
-	// loop: while the exchange is in flight, to deliver at this turn boundary (it is stopped with
-	// the exchange); once the exchange has quiesced, to hand it back to finish, which would take
-	// it up next — it is withdrawn here instead. The exchange's own prompt is always delivered.
-	var subs []fold.Submission
-	var inFlight bool
-	c.sess.Read(func(st *fold.State) {
-		subs = st.Submissions()
-		inFlight = st.InFlight()
+	var plan fold.StopPlan
+	err := c.sess.CommitPlan(func(st *fold.State) []record.Payload {
+		plan = st.StopPlan(op, turn, ex != nil)
+		return plan.Records
 	})
-	var ps []record.Payload
-	var ids []string
-	for _, s := range subs {
-		if s.State != api.Accepted {
-			continue
-		}
-		if ex != nil && (s.ID == ex.prompt || (c.handed[s.ID] && !pulled[s.ID] && inFlight)) {
-			continue
-		}
-		ps = append(ps, &record.Submission{ID: s.ID, State: api.Withdrawn, Reason: "cancelled before it started"})
-		ids = append(ids, s.ID)
-		res.Withdrawn = append(res.Withdrawn, taken(s))
-	}
-	running := ex != nil
-	if !running && len(ps) == 0 {
-		return res, nil // nothing in flight: a quiet success, no record
-	}
-	ps = append(ps, &record.Stop{Op: op, Turn: turn, Withdrawn: ids, Interrupted: running})
-	if err := c.sess.Commit(ps...); err != nil {
-		for _, s := range back {
-			c.ag.SteerSubmission(s)
-		}
+	if err != nil {
 		return api.StopResult{}, err
 	}
-	if running {
-		ex.stopped = true
+	res := api.StopResult{Withdrawn: []api.Taken{}}
+	for _, s := range plan.Withdraw {
+		res.Withdrawn = append(res.Withdrawn, taken(s))
+	}
+	switch {
+	case plan.Replay != nil && plan.Conflict:
+		return api.StopResult{}, errf(api.OpConflict, "operation %s was a Stop with a different turn", op)
+	case plan.Replay != nil:
+		res.Stopped, res.Interrupted, res.Replayed = true, plan.Replay.Interrupted, true
+		return res, nil
+	case plan.Stale:
+		res.Reason = fmt.Sprintf("turn %d is no longer in hand", turn)
+		return res, nil
+	case plan.Records == nil:
+		return res, nil // nothing in flight: a quiet success, no record
+	}
+	if plan.Interrupt {
 		ex.cancel()
 	}
-	res.Stopped, res.Interrupted = true, running
+	res.Stopped, res.Interrupted = true, plan.Interrupt
 	return res, nil
 }
 

@@ -2,12 +2,19 @@
 // session; the host adds submissions with their lifecycle, Stop, operation ids, the conversation
 // index and a wire API.
 //
-// Every decision about a conversation — accept a message, deliver it, withdraw it, stop — is made
-// under that conversation's one lock, in arrival order, and written through the session's single
-// writer before it takes effect. The host reads a session's folded state only through
-// Session.Read: the agent's goroutine writes the same state. The record is the one truth: after a
-// restart the host rebuilds everything from it, and the conversation index (index.go) is a cache
-// of it.
+// A conversation's requests are served under its one lock, in arrival order. What becomes of a
+// message — handed to the running exchange, delivered, withdrawn by a Stop, answered, rejected
+// after a restart — is not decided by the host on the side: each step is a record the fold judges
+// against the submission table (fold.Transitions), and the host writes what the fold's plans
+// return (fold.StopPlan, HandPlan, FinishPlan, RestartPlan, AnswerPlan), computed from the state
+// at the session's writer (Session.CommitPlan) so the agent's goroutine, which writes the same
+// record, cannot overtake the judgement; only once the write is durable does the host carry out
+// the plan's effects (start an exchange, cancel one). The host reads a session's folded state only
+// through Session.Read. The record is the one truth: after a restart the host rebuilds everything
+// from it, and the conversation index (index.go) is a cache of it.
+//
+// The scenario files under testdata/scenarios script sends, Stops, approvals and restarts against
+// a real host and hold the records and states they lead to (TestScenarios).
 //
 // A conversation with no work and no subscribers rests: after Config.IdleAfter its session is
 // closed and its agent dropped, so it costs only its id and its lock in memory and its row in the

@@ -118,7 +118,7 @@ func checkRestarted(t *testing.T, r *rig, ids, msgs map[string]string, crashed b
 	for key, w := range want {
 		conv := ids[key[:len(key)-1]]
 		s := submission(r.records(conv), msgs[key])
-		if s == nil || s.State != w.state || s.Reason != w.reason {
+		if s == nil || string(s.State) != w.state || s.Reason != w.reason {
 			t.Errorf("%s ended %+v, want %s (%s)", key, s, w.state, w.reason)
 		}
 	}

@@ -22,8 +22,8 @@ func StateOf(st *fold.State) api.State {
 		s.Turn = st.Newest()
 	}
 	for _, sub := range st.Submissions() {
-		if sub.State == api.Accepted || sub.State == api.Delivered {
-			s.Submissions = append(s.Submissions, api.Submission{ID: sub.ID, Op: sub.Op, State: sub.State, Text: sub.Text, Attachments: orEmpty(sub.Attachments), Queue: sub.Queue})
+		if sub.Open() {
+			s.Submissions = append(s.Submissions, api.Submission{ID: sub.ID, Op: sub.Op, State: public(sub.State), Text: sub.Text, Attachments: orEmpty(sub.Attachments), Queue: sub.Queue})
 		}
 	}
 	s.Working = api.Working(s)

@@ -415,16 +415,34 @@ type Failure struct {
 	Message string `json:"message"`
 }
 
+// SubmissionState is where a host submission is in its life (DESIGN §12.2). The fold holds the
+// table of which step may follow which (fold.Transitions).
+type SubmissionState string
+
+// The states of a submission. Delivered is never recorded by a submission event: the prompt or the
+// steering that carries a message delivers it. Handed is the host's own step, never shown to
+// clients as a state of its own: a message given to the running exchange, to be delivered as
+// steering at its next turn boundary. A record written before handing was recorded has none.
+const (
+	SubmissionAccepted  SubmissionState = "accepted"
+	SubmissionHanded    SubmissionState = "handed"
+	SubmissionDelivered SubmissionState = "delivered"
+	SubmissionAnswered  SubmissionState = "answered"
+	SubmissionCancelled SubmissionState = "cancelled"
+	SubmissionWithdrawn SubmissionState = "withdrawn"
+	SubmissionRejected  SubmissionState = "rejected"
+)
+
 // Submission records one step of a host submission's lifecycle (DESIGN §12.2).
 type Submission struct {
-	ID          string       `json:"id"`
-	Op          string       `json:"op,omitempty"`
-	State       string       `json:"state"` // accepted, delivered, answered, cancelled, withdrawn, rejected
-	Text        string       `json:"text,omitempty"`
-	Attachments []Attachment `json:"attachments,omitempty"`
-	Queue       bool         `json:"queue,omitempty"`
-	Reason      string       `json:"reason,omitempty"`
-	Detail      string       `json:"detail,omitempty"`
+	ID          string          `json:"id"`
+	Op          string          `json:"op,omitempty"`
+	State       SubmissionState `json:"state"`
+	Text        string          `json:"text,omitempty"`
+	Attachments []Attachment    `json:"attachments,omitempty"`
+	Queue       bool            `json:"queue,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	Detail      string          `json:"detail,omitempty"`
 }
 
 // Stop records a Stop press accepted by the host, with its operation id and what it did: the

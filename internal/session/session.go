@@ -201,9 +201,38 @@ func (s *Session) Append(ps ...record.Payload) error { return s.write(false, ps)
 // durably (tool_started before a tool runs; a host submission before it is acknowledged).
 func (s *Session) Commit(ps ...record.Payload) error { return s.write(true, ps) }
 
+// AppendPlan writes the records plan returns, computed from the state as it stands at the writer:
+// no other record lands between the reading and the writing, so a decision made from the state
+// (deliver this message, withdraw that one) cannot be overtaken by another writer's. plan runs
+// under the writer's lock: it must not keep the state or call back into the session. Nothing is
+// written when it returns none.
+func (s *Session) AppendPlan(plan func(st *fold.State) []record.Payload) error {
+	return s.writePlan(false, plan)
+}
+
+// CommitPlan is AppendPlan, synced before it returns, as Commit is.
+func (s *Session) CommitPlan(plan func(st *fold.State) []record.Payload) error {
+	return s.writePlan(true, plan)
+}
+
+func (s *Session) writePlan(syncAll bool, plan func(st *fold.State) []record.Payload) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	ps := plan(s.st)
+	if len(ps) == 0 {
+		return nil
+	}
+	return s.writeLocked(syncAll, ps)
+}
+
 func (s *Session) write(syncAll bool, ps []record.Payload) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	return s.writeLocked(syncAll, ps)
+}
+
+// writeLocked writes ps; called with wmu held.
+func (s *Session) writeLocked(syncAll bool, ps []record.Payload) error {
 	if s.w == nil {
 		return ErrReadOnly
 	}
