@@ -90,7 +90,7 @@ type Repo struct {
 // sess is one session's in-process state.
 type sess struct {
 	id  string
-	dir string     // rein/sessions/<id>
+	dir string        // rein/sessions/<id>
 	sem chan struct{} // one operation at a time within the process
 	// excludeSeen is the workspace's info/exclude as this process last looked at it when staging
 	// this session, and staged whether it has staged at all: either changing means the ignore

@@ -296,10 +296,10 @@ func stampOf(p string) fileStamp {
 type verdict int
 
 const (
-	keep verdict = iota // add or update it
-	gone                // it no longer exists: update-index --remove drops it
-	left                // skipped: drop it from the index if it is there
-	replaced            // a directory now: drop its entry, not reported
+	keep     verdict = iota // add or update it
+	gone                    // it no longer exists: update-index --remove drops it
+	left                    // skipped: drop it from the index if it is there
+	replaced                // a directory now: drop its entry, not reported
 )
 
 // judge decides, path by path, what a snapshot holds, and remembers what it skipped. It looks at
