@@ -153,3 +153,33 @@ func TestGCDropsSessionsAndPrunes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Two processes may write one session one after the other (rein serve, then rein rewind): what
+// one remembers of the index never hides what the other did.
+func TestTwoReposOneSessionInTurn(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	write(t, ws, "a.txt", "one\n")
+	r1, err := Open(state, ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Open(state, ws, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r1.Snapshot(ctx, "s", 1); err != nil {
+		t.Fatal(err)
+	}
+	write(t, ws, "a.txt", "two\n")
+	cp2, err := r2.Snapshot(ctx, "s", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp3, err := r1.Snapshot(ctx, "s", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cp3.Changed || cp3.Commit != cp2.Commit {
+		t.Fatalf("after another process's snapshot: %+v, want %s unchanged", cp3, cp2.Commit)
+	}
+}

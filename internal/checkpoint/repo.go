@@ -97,6 +97,10 @@ type sess struct {
 	// rules may have changed, and entries now ignored must leave the index.
 	excludeSeen fileStamp
 	staged      bool
+	// tree is the tree write-tree last gave for the session's index, and treeStamp the index
+	// file as it was then; empty when unknown.
+	tree      string
+	treeStamp indexStamp
 }
 
 // Open opens (creating it if need be) the shadow repository of workspace under stateDir,

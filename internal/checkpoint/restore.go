@@ -171,6 +171,7 @@ func (r *Repo) restore(ctx context.Context, s *sess, target string) (Restored, e
 		}
 		skipped = cp.Skipped
 	}
+	s.tree = "" // read-tree below writes the index
 	tree, err := r.treeOf(ctx, m.Target)
 	if err != nil {
 		return Restored{}, err

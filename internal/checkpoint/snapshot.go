@@ -41,19 +41,28 @@ func (r *Repo) Snapshot(ctx context.Context, session string, turn int64) (Checkp
 // even when the tree is unchanged (pointing at the head).
 func (r *Repo) snapshot(ctx context.Context, s *sess, turn int64, safety bool) (Checkpoint, error) {
 	start := time.Now()
-	skipped, err := r.stage(ctx, s)
+	skipped, wrote, err := r.stage(ctx, s)
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	out, err := r.git(ctx, run{args: []string{"write-tree"}, index: s.index()})
-	if err != nil {
-		return Checkpoint{}, err
+	tree := s.tree
+	if now, ok := stampIndex(s.index()); wrote || !ok || tree == "" || now != s.treeStamp {
+		// The index is not the one whose tree this process last wrote: write it. (When it
+		// is, write-tree would only read 100,000 entries to give the same answer.)
+		s.tree = ""
+		out, err := r.git(ctx, run{args: []string{"write-tree"}, index: s.index()})
+		if err != nil {
+			return Checkpoint{}, err
+		}
+		// write-tree may rewrite the index (to keep the trees it computed): backdate after it.
+		if err := backdate(s.index(), start); err != nil {
+			return Checkpoint{}, err
+		}
+		tree = string(bytes.TrimSpace(out))
+		if st, ok := stampIndex(s.index()); ok {
+			s.tree, s.treeStamp = tree, st
+		}
 	}
-	// write-tree may rewrite the index (to keep the trees it computed): backdate after it.
-	if err := backdate(s.index(), start); err != nil {
-		return Checkpoint{}, err
-	}
-	tree := string(bytes.TrimSpace(out))
 	head, headTree, err := r.head(ctx, s.id)
 	if err != nil {
 		return Checkpoint{}, err
@@ -112,13 +121,14 @@ func (r *Repo) head(ctx context.Context, session string) (commit, tree string, e
 
 func (s *sess) index() string { return filepath.Join(s.dir, "index") }
 
-// stage brings the session's index up to date with the workspace and returns what it left out.
+// stage brings the session's index up to date with the workspace and returns what it left out,
+// and whether it changed the index.
 // It asks git for the untracked paths and for the tracked paths whose stat data changed, at the
 // same time, then judges each of those paths and gives update-index only the ones to add, update
 // or remove; git's stat cache makes an unchanged tree cost a walk and an lstat per file.
-func (r *Repo) stage(ctx context.Context, s *sess) ([]Skip, error) {
+func (r *Repo) stage(ctx context.Context, s *sess) (skips []Skip, wrote bool, err error) {
 	if err := r.seedIndex(s); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	idx := s.index()
 	type result struct {
@@ -133,10 +143,10 @@ func (r *Repo) stage(ctx context.Context, s *sess) ([]Skip, error) {
 	changed, err := r.git(ctx, run{args: []string{"diff-files", "-z", "--name-only", "--no-renames", "--ignore-submodules=none"}, index: idx, worktree: r.workspace})
 	o := <-others
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if o.err != nil {
-		return nil, o.err
+		return nil, false, o.err
 	}
 
 	j := newJudge(r.workspace, r.maxSize)
@@ -166,15 +176,17 @@ func (r *Repo) stage(ctx context.Context, s *sess) ([]Skip, error) {
 
 	if len(drop) > 0 {
 		if err := r.unstage(ctx, idx, drop); err != nil {
-			return nil, err
+			return nil, false, err
 		}
+		wrote = true
 	}
 	if len(update) > 0 {
 		stdin := strings.Join(update, "\x00") + "\x00"
 		if _, err := r.git(ctx, run{args: []string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"},
 			stdin: strings.NewReader(stdin), index: idx, worktree: r.workspace}); err != nil {
-			return nil, err
+			return nil, false, err
 		}
+		wrote = true
 	}
 	// Ignore rules that changed can make tracked entries ignored: those leave the index, as they
 	// would never have entered a fresh one.
@@ -182,16 +194,17 @@ func (r *Repo) stage(ctx context.Context, s *sess) ([]Skip, error) {
 	if gitignores || !s.staged || stamp != s.excludeSeen {
 		out, err := r.git(ctx, run{args: []string{"ls-files", "-z", "--cached", "--ignored", "--exclude-standard"}, index: idx, worktree: r.workspace})
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if ign := splitZ(out); len(ign) > 0 {
 			if err := r.unstage(ctx, idx, ign); err != nil {
-				return nil, err
+				return nil, false, err
 			}
+			wrote = true
 		}
 	}
 	s.staged, s.excludeSeen = true, stamp
-	return j.skipped(), nil
+	return j.skipped(), wrote, nil
 }
 
 // backdate sets an index file's modification time to a second before start, the moment the
@@ -277,6 +290,20 @@ func splitZ(b []byte) []string {
 	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
 }
 
+// indexStamp tells whether an index file was written: any write gives it a new ctime.
+type indexStamp struct {
+	ino, size    uint64
+	mtime, ctime syscall.Timespec
+}
+
+func stampIndex(p string) (indexStamp, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		return indexStamp{}, false
+	}
+	return indexStamp{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim, ctime: st.Ctim}, true
+}
+
 // fileStamp tells whether a file changed: its path, size and modification time.
 type fileStamp struct {
 	path string
@@ -301,6 +328,8 @@ const (
 	left                    // skipped: drop it from the index if it is there
 	replaced                // a directory now: drop its entry, not reported
 )
+
+const rOK = 4 // access(2)'s R_OK
 
 // judge decides, path by path, what a snapshot holds, and remembers what it skipped. It looks at
 // each path's directories once, for a .git that makes them a nested repository.
@@ -347,15 +376,14 @@ func (j *judge) judge(p string, tracked bool) verdict {
 			j.skip(p, Oversize, fi.Size())
 			return left
 		}
-		f, err := os.Open(full)
-		if err != nil {
+		// One syscall rather than an open and a close: the first snapshot asks it of every file.
+		if err := syscall.Access(full, rOK); err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return gone
 			}
 			j.skip(p, Unreadable, 0)
 			return left
 		}
-		f.Close()
 		return keep
 	case m&fs.ModeSymlink != 0:
 		return keep
