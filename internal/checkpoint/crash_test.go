@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -158,6 +159,9 @@ func TestRestoreKilledThenCompleted(t *testing.T) {
 			}
 			if owed && (pending.Target != target.Commit || pending.Safety != before.Commit) {
 				t.Fatalf("pending %+v, want target %s safety %s", pending, target.Commit, before.Commit)
+			}
+			if _, err := r.Snapshot(ctx, "s", 3); owed != errors.Is(err, ErrRestoreOwed) {
+				t.Fatalf("a snapshot while a restore is owed (%v): %v", owed, err)
 			}
 			// Someone edits a file the restore has no reason to write (the same at the
 			// target and before) while it is owed: the resumed restore puts it back too,

@@ -31,6 +31,8 @@ var (
 	ErrNotFound = errors.New("no such checkpoint")
 	// ErrBadSession: a session id that cannot name refs and files.
 	ErrBadSession = errors.New("bad session id")
+	// ErrRestoreOwed: a restore of the session was begun and not finished.
+	ErrRestoreOwed = errors.New("a restore is owed")
 	// ErrForeign: the shadow repository names another workspace.
 	ErrForeign = errors.New("shadow repository belongs to another workspace")
 	// ErrGit: git failed; a *GitError says which command and what it printed.

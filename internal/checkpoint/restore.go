@@ -204,12 +204,17 @@ func (r *Repo) restore(ctx context.Context, s *sess, target string) (Restored, e
 	if err := removeMarker(s); err != nil {
 		return Restored{}, err
 	}
+	ignored, more := splitZ(out), 0
+	if len(ignored) > MaxIgnoredListed {
+		ignored, more = ignored[:MaxIgnoredListed], len(ignored)-MaxIgnoredListed
+	}
 	return Restored{
-		Target:     m.Target,
-		Safety:     m.Safety,
-		Changed:    changed,
-		Removed:    removed,
-		NotCovered: notCovered(skipped, left, splitZ(out)),
+		Target:      m.Target,
+		Safety:      m.Safety,
+		Changed:     changed,
+		Removed:     removed,
+		NotCovered:  notCovered(skipped, left, ignored),
+		MoreIgnored: more,
 	}, nil
 }
 

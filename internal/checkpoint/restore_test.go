@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -297,5 +298,54 @@ func TestMaterialise(t *testing.T) {
 	}
 	if err := r.Materialise(ctx, cp.Commit, dir); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("materialising into a full directory: %v", err)
+	}
+}
+
+// A workspace that is a linked worktree of a repository (its .git a file naming the git
+// directory) reads the info/exclude of the repository's common directory, as git does.
+func TestWorktreeWorkspace(t *testing.T) {
+	main := t.TempDir()
+	sh(t, main, "git init -q . && echo x > x && git add x && git commit -qm x && echo '*.secret' >> .git/info/exclude")
+	ws := filepath.Join(t.TempDir(), "wt")
+	sh(t, main, "git worktree add -q "+ws)
+	write(t, ws, "keys.secret", "excluded through the common directory\n")
+	write(t, ws, "y", "y\n")
+	before := userState(t, main)
+	r := open(t, ws, Options{})
+	cp, err := r.Snapshot(ctx, "s", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := listing(t, r, cp.Commit); strings.Contains(got, "keys.secret") || !strings.Contains(got, "\ty") || strings.Contains(got, ".git") {
+		t.Fatalf("listing:\n%s", got)
+	}
+	write(t, ws, "y", "changed\n")
+	if _, err := r.Restore(ctx, "s", cp.Commit); err != nil {
+		t.Fatal(err)
+	}
+	if after := userState(t, main); after != before {
+		t.Fatalf("the main repository changed:\n%+v\n%+v", before, after)
+	}
+}
+
+// A restore lists a bounded number of ignored entries and counts the rest.
+func TestIgnoredEntriesAreBounded(t *testing.T) {
+	ws := t.TempDir()
+	write(t, ws, ".gitignore", "*.o\n")
+	for i := range MaxIgnoredListed + 20 {
+		write(t, ws, filepath.Join("d"+strconv.Itoa(i), "x.o"), "o")
+		write(t, ws, filepath.Join("d"+strconv.Itoa(i), "x.c"), "c")
+	}
+	r := open(t, ws, Options{})
+	cp, err := r.Snapshot(ctx, "s", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Restore(ctx, "s", cp.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.NotCovered) != MaxIgnoredListed || res.MoreIgnored != 20 {
+		t.Fatalf("%d listed, %d more", len(res.NotCovered), res.MoreIgnored)
 	}
 }

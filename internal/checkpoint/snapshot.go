@@ -20,7 +20,8 @@ import (
 // Snapshot checkpoints the workspace for a session at a turn: it brings the session's index up
 // to date with the workspace and, when the tree differs from the session's head, commits it and
 // points refs/rein/<session>/head and refs/rein/<session>/turn/<turn> at the commit. An unchanged
-// tree makes no commit and moves no ref (Changed false, Commit the head).
+// tree makes no commit and moves no ref (Changed false, Commit the head). While a restore is owed
+// (see Pending) it refuses with ErrRestoreOwed: the workspace is half way between two states.
 func (r *Repo) Snapshot(ctx context.Context, session string, turn int64) (Checkpoint, error) {
 	if turn < 0 {
 		return Checkpoint{}, fmt.Errorf("snapshot: turn %d: turns count from 0", turn)
@@ -30,6 +31,11 @@ func (r *Repo) Snapshot(ctx context.Context, session string, turn int64) (Checkp
 		return Checkpoint{}, fmt.Errorf("snapshot session %s: %w", session, err)
 	}
 	defer release()
+	if m, owed, err := readMarker(s); err != nil {
+		return Checkpoint{}, fmt.Errorf("snapshot session %s: %w", session, err)
+	} else if owed {
+		return Checkpoint{}, fmt.Errorf("snapshot session %s: %w: the workspace is partway to %s; Restore completes it (or Abandon forgets it)", session, ErrRestoreOwed, m.Target)
+	}
 	cp, err := r.snapshot(ctx, s, turn, false)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("snapshot session %s turn %d: %w", session, turn, err)
@@ -80,7 +86,11 @@ func (r *Repo) snapshot(ctx context.Context, s *sess, turn int64, safety bool) (
 			return Checkpoint{}, err
 		}
 		cp.Commit, cp.Changed = string(bytes.TrimSpace(out)), true
-		updates = append(updates, "update "+refPrefix(s.id)+"head\x00"+cp.Commit+"\x00"+head)
+		old := head
+		if old == "" {
+			old = zeroID // the head must not exist yet
+		}
+		updates = append(updates, "update "+refPrefix(s.id)+"head\x00"+cp.Commit+"\x00"+old)
 		if !safety {
 			updates = append(updates, "update "+refPrefix(s.id)+"turn/"+strconv.FormatInt(turn, 10)+"\x00"+cp.Commit+"\x00")
 		}
@@ -98,6 +108,9 @@ func (r *Repo) snapshot(ctx context.Context, s *sess, turn int64, safety bool) (
 	}
 	return cp, nil
 }
+
+// zeroID, as an old value in update-ref, says the ref must not exist.
+const zeroID = "0000000000000000000000000000000000000000"
 
 func commitMessage(session string, turn int64, safety bool) string {
 	if safety {

@@ -58,10 +58,16 @@ type Restored struct {
 	Changed []string
 	Removed []string
 	// NotCovered are the paths the restore did not touch: those the safety snapshot skipped,
-	// ignored ones (a wholly ignored directory as one entry), and paths of the target left out
-	// because they are in the way of those.
+	// ignored ones (a wholly ignored directory as one entry, at most MaxIgnoredListed of them),
+	// and paths of the target left out because they are in the way of those.
 	NotCovered []Skip
+	// MoreIgnored counts the ignored entries beyond those listed.
+	MoreIgnored int
 }
+
+// MaxIgnoredListed bounds the ignored entries a Restored lists: a tree with an ignored file in
+// every directory would otherwise list them all.
+const MaxIgnoredListed = 100
 
 // Entry is one checkpoint in a session's list.
 type Entry struct {
@@ -111,11 +117,12 @@ type RestoreStarted struct {
 
 // FilesRestored is the payload of a files_restored record: a restore finished.
 type FilesRestored struct {
-	Target     string   `json:"target"`
-	Safety     string   `json:"safety"`
-	Changed    []string `json:"changed,omitempty"`
-	Removed    []string `json:"removed,omitempty"`
-	NotCovered []Skip   `json:"not_covered,omitempty"`
+	Target      string   `json:"target"`
+	Safety      string   `json:"safety"`
+	Changed     []string `json:"changed,omitempty"`
+	Removed     []string `json:"removed,omitempty"`
+	NotCovered  []Skip   `json:"not_covered,omitempty"`
+	MoreIgnored int      `json:"more_ignored,omitempty"`
 }
 
 // EventOf is the checkpoint record of a snapshot; ok is false when it made no commit (nothing to
@@ -126,5 +133,5 @@ func EventOf(c Checkpoint) (e Event, ok bool) {
 
 // FilesRestoredOf is the files_restored record of a restore.
 func FilesRestoredOf(r Restored) FilesRestored {
-	return FilesRestored{Target: r.Target, Safety: r.Safety, Changed: r.Changed, Removed: r.Removed, NotCovered: r.NotCovered}
+	return FilesRestored{Target: r.Target, Safety: r.Safety, Changed: r.Changed, Removed: r.Removed, NotCovered: r.NotCovered, MoreIgnored: r.MoreIgnored}
 }
