@@ -17,7 +17,8 @@
 // Objects are shared, so a file that two sessions (or two turns) hold is stored once.
 //
 // The package drives the git binary, never a library, with an environment built from nothing:
-// GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE set explicitly for every command; no system or
+// GIT_DIR set explicitly for every command, and GIT_WORK_TREE and GIT_INDEX_FILE for every
+// command that reads the workspace or an index; no system or
 // global configuration (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null, HOME and
 // XDG_CONFIG_HOME pointing at a directory that does not exist, no inherited GIT_* variable); no
 // hooks (core.hooksPath=/dev/null), no fsmonitor, no signing, no reflogs, no automatic gc, no
@@ -55,7 +56,9 @@
 //
 //   - files larger than the size cap (Options.MaxFileSize, 10 MiB by default);
 //   - nested repositories: a directory holding its own .git (a submodule, a clone, a `git init`),
-//     with everything under it;
+//     with everything under it (one made inside a directory already captured is found, and its
+//     files leave the snapshots, when a file in it next changes);
+//   - directories git's walk cannot read;
 //   - files that cannot be read, that are not regular files or links (sockets, FIFOs, devices),
 //     or whose names git will not store (a component spelt .git in any case).
 //
@@ -93,9 +96,14 @@
 //  4. the marker removed.
 //
 // A restore killed at any point is completed by calling Restore again (Pending says whether one is
-// owed): with a marker present it takes no new safety snapshot, brings the index up to date with
-// whatever the interrupted restore left, and checks out the target again, so running it twice is
-// the same as running it once.
+// owed; Snapshot refuses while one is, with ErrRestoreOwed): with a marker present it keeps the
+// marker's safety checkpoint, snapshots whatever the interrupted restore left (under a safety ref
+// of its own, so that edits made in between are kept too), and checks out the target again, so
+// running it twice is the same as running it once.
+//
+// Git trusts an index entry's stat data only for files older than the index file. Every index
+// this package leaves is dated a second before the operation that wrote it began, so a file
+// changed within the clock tick in which git read it is compared by content next time.
 //
 // # Locks
 //

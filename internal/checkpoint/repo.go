@@ -421,6 +421,7 @@ type run struct {
 	worktree string    // GIT_WORK_TREE and the command's directory; empty: none
 	stdin    io.Reader // nil: empty
 	stdout   io.Writer // nil: collected and returned
+	stderr   io.Writer // nil: kept only to explain a failure
 	env      []string  // more variables
 }
 
@@ -450,6 +451,9 @@ func (r *Repo) git(ctx context.Context, c run) ([]byte, error) {
 		cmd.Stdout = c.stdout
 	}
 	cmd.Stderr = &limitedBuffer{buf: &stderr, max: 64 << 10}
+	if c.stderr != nil {
+		cmd.Stderr = io.MultiWriter(cmd.Stderr, c.stderr)
+	}
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Run(); err != nil {
 		if ctx.Err() != nil {

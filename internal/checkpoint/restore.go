@@ -300,6 +300,9 @@ func (r *Repo) blocked(p string, indexOnly map[string]bool, reasons map[string]R
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
 		d := dirs[i]
+		if why := reasons[d+"/"]; why != "" {
+			return Skip{Path: p, Reason: why}, true // a directory the snapshot skipped whole
+		}
 		b, ok := memo[d]
 		if !ok {
 			b = r.blockingDir(d, indexOnly)
@@ -314,8 +317,11 @@ func (r *Repo) blocked(p string, indexOnly map[string]bool, reasons map[string]R
 	}
 	full := filepath.Join(r.workspace, filepath.FromSlash(p))
 	fi, err := os.Lstat(full)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return Skip{}, false // nothing there: create it
+	}
+	if err != nil {
+		return Skip{Path: p, Reason: Unreadable}, true
 	}
 	if fi.IsDir() && dirCovered(full, p, indexOnly) {
 		return Skip{}, false // a directory of files the index holds: read-tree replaces it
@@ -332,11 +338,17 @@ func (r *Repo) blocked(p string, indexOnly map[string]bool, reasons map[string]R
 func (r *Repo) blockingDir(d string, indexOnly map[string]bool) string {
 	fi, err := os.Lstat(filepath.Join(r.workspace, filepath.FromSlash(d)))
 	switch {
-	case err != nil:
+	case errors.Is(err, fs.ErrNotExist):
 		return "stop"
+	case err != nil:
+		return string(Unreadable)
 	case fi.IsDir():
-		if _, err := os.Lstat(filepath.Join(r.workspace, filepath.FromSlash(d), ".git")); err == nil {
+		_, err := os.Lstat(filepath.Join(r.workspace, filepath.FromSlash(d), ".git"))
+		switch {
+		case err == nil:
 			return string(NestedRepo)
+		case !errors.Is(err, fs.ErrNotExist):
+			return string(Unreadable)
 		}
 		return ""
 	case indexOnly[d]:
@@ -377,7 +389,7 @@ func (r *Repo) treeWithout(ctx context.Context, s *sess, tree string, left []Ski
 	}
 	paths := make([]string, len(left))
 	for i, l := range left {
-		paths[i] = strings.TrimSuffix(l.Path, "/")
+		paths[i] = l.Path
 	}
 	if err := r.unstage(ctx, idx, paths); err != nil {
 		return "", err

@@ -349,3 +349,34 @@ func TestIgnoredEntriesAreBounded(t *testing.T) {
 		t.Fatalf("%d listed, %d more", len(res.NotCovered), res.MoreIgnored)
 	}
 }
+
+// A restore never writes into a directory it cannot read: the paths under it are left out.
+func TestRestoreLeavesUnreadableDirectories(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory")
+	}
+	ws := t.TempDir()
+	write(t, ws, "locked/f", "f\n")
+	r := open(t, ws, Options{})
+	cp, err := r.Snapshot(ctx, "s", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(ws, "locked/f")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(ws, "locked"), 0o300); err != nil { // writable, not readable
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(filepath.Join(ws, "locked"), 0o755) })
+	res, err := r.Restore(ctx, "s", cp.Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := skipOf(res.NotCovered, "locked/"); !ok || s.Reason != Unreadable {
+		t.Fatalf("not covered %v", paths(res.NotCovered))
+	}
+	if _, err := os.Lstat(filepath.Join(ws, "locked/f")); !os.IsNotExist(err) {
+		t.Fatalf("the restore wrote into a directory it cannot read: %v", err)
+	}
+}

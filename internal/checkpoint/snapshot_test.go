@@ -418,3 +418,41 @@ func TestIndexIsBackdated(t *testing.T) {
 		t.Fatalf("seeded index dated %v (%v), want the original's %v", fi.ModTime(), err, start.Add(-time.Hour))
 	}
 }
+
+func TestUnreadableDirectoriesAreNamed(t *testing.T) {
+	got := unreadableDirs("warning: could not open directory 'locked/': Permission denied\nwarning: could not open directory 'a/it's/': Permission denied\nother noise\n")
+	if want := []string{"locked/", "a/it's/"}; !slices.Equal(got, want) {
+		t.Fatalf("parsed %q, want %q", got, want)
+	}
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every directory")
+	}
+	ws := t.TempDir()
+	write(t, ws, "locked/f", "f\n")
+	write(t, ws, "ok", "ok\n")
+	if err := os.Chmod(filepath.Join(ws, "locked"), 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(filepath.Join(ws, "locked"), 0o755) })
+	cp, err := open(t, ws, Options{}).Snapshot(ctx, "s", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := paths(cp.Skipped); !slices.Equal(got, []string{"locked/ (unreadable)"}) {
+		t.Fatalf("skipped %v", got)
+	}
+}
+
+// The shadow repository holds copies of the workspace's files: only its owner may read it.
+func TestShadowRepositoryIsPrivate(t *testing.T) {
+	r := open(t, t.TempDir(), Options{})
+	for _, d := range []string{filepath.Dir(r.Dir()), r.Dir()} {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %v", d, fi.Mode().Perm())
+		}
+	}
+}

@@ -90,8 +90,8 @@ type Change struct {
 	NewMode string // empty when deleted
 }
 
-// The records the wiring writes for checkpoints, as event payloads (they will move to package
-// record with kinds of their own). Kinds are named by the constants below.
+// The kinds of the records the wiring writes for checkpoints, as events. They and the payloads
+// below are proposals: they move to package record when the wiring lands.
 const (
 	KindCheckpoint          = "checkpoint"
 	KindFilesRestoreStarted = "files_restore_started"
