@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -317,8 +318,8 @@ func (r *Repo) blocked(p string, indexOnly map[string]bool, reasons map[string]R
 	}
 	full := filepath.Join(r.workspace, filepath.FromSlash(p))
 	fi, err := os.Lstat(full)
-	if errors.Is(err, fs.ErrNotExist) {
-		return Skip{}, false // nothing there: create it
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return Skip{}, false // nothing there (or a file the index holds above it): create it
 	}
 	if err != nil {
 		return Skip{Path: p, Reason: Unreadable}, true
@@ -338,7 +339,7 @@ func (r *Repo) blocked(p string, indexOnly map[string]bool, reasons map[string]R
 func (r *Repo) blockingDir(d string, indexOnly map[string]bool) string {
 	fi, err := os.Lstat(filepath.Join(r.workspace, filepath.FromSlash(d)))
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
 		return "stop"
 	case err != nil:
 		return string(Unreadable)
