@@ -183,3 +183,33 @@ func TestTwoReposOneSessionInTurn(t *testing.T) {
 		t.Fatalf("after another process's snapshot: %+v, want %s unchanged", cp3, cp2.Commit)
 	}
 }
+
+// Processes opening a workspace's checkpoints for the first time at once all get the one
+// repository.
+func TestOpenAtOnce(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	write(t, ws, "a", "a\n")
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := Open(state, ws, Options{})
+			if err == nil {
+				_, err = r.Snapshot(ctx, fmt.Sprintf("s%d", i), 1)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("opener %d: %v", i, err)
+		}
+	}
+	repos, err := filepath.Glob(filepath.Join(state, "checkpoints", "*"))
+	if err != nil || len(repos) != 1 {
+		t.Fatalf("repositories %v (%v), want one", repos, err)
+	}
+}

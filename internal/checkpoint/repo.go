@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -234,7 +235,8 @@ func (r *Repo) create() error {
 		if err := r.initAt(tmp); err != nil {
 			return err
 		}
-		if err := os.Rename(tmp, r.gitDir); err != nil && !errors.Is(err, fs.ErrExist) && !isNotEmpty(err) {
+		// Another process that got there first makes the rename fail: its repository stands.
+		if err := os.Rename(tmp, r.gitDir); err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, syscall.ENOTEMPTY) {
 			return fmt.Errorf("create shadow repository: %w", err)
 		}
 	}
@@ -251,11 +253,6 @@ func (r *Repo) create() error {
 		return err
 	}
 	return os.MkdirAll(filepath.Join(r.gitDir, "rein", "sessions"), 0o700)
-}
-
-func isNotEmpty(err error) bool {
-	var le *os.LinkError
-	return errors.As(err, &le) && strings.Contains(le.Err.Error(), "not empty")
 }
 
 func (r *Repo) initAt(dir string) error {
