@@ -354,7 +354,8 @@ func stampIndex(p string) (indexStamp, bool) {
 	if err := syscall.Stat(p, &st); err != nil {
 		return indexStamp{}, false
 	}
-	return indexStamp{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim, ctime: st.Ctim}, true
+	mtime, ctime := statTimes(&st)
+	return indexStamp{ino: st.Ino, size: uint64(st.Size), mtime: mtime, ctime: ctime}, true
 }
 
 // fileStamp tells whether a file changed: its path, size and modification time.
