@@ -405,3 +405,12 @@ func batchPhase(recs []record.Record, owed []string) string {
 	}
 	return fmt.Sprintf("batch %d of %d calls: between calls, %d finished", batch, len(owed), finished)
 }
+
+// clip shortens s to n bytes on one line, for a failure message.
+func clip(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

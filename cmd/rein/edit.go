@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/record"
@@ -150,25 +148,18 @@ func newForkCmd() *cobra.Command {
 			if err != nil {
 				return exitf(exitFailed, "cannot read %s: %v", args[0], err)
 			}
-			inh, err := parent.Inheritance(at)
-			if err != nil {
-				return exitf(exitFailed, "cannot fork: %v", err)
-			}
 			var meta fold.Meta
 			parent.Read(func(st *fold.State) { meta = st.Meta() })
-			id := session.NewID(time.Now())
-			dir := filepath.Join(filepath.Dir(filepath.Dir(parent.Path())), id)
-			child, err := session.Create(dir, session.Options{Redact: redactText}, &record.SessionStarted{
-				Session: id, Provider: meta.Provider, Model: meta.Model, ContextWindow: meta.ContextWindow, Cwd: meta.Cwd, Version: version, Parent: parent.ID(),
+			child, err := session.Fork(parent, at, session.Options{Redact: redactText}, record.SessionStarted{
+				Provider: meta.Provider, Model: meta.Model, ContextWindow: meta.ContextWindow, Cwd: meta.Cwd, Version: version,
 			})
 			if err != nil {
-				return exitf(exitFailed, "cannot create the fork: %v", err)
+				return exitf(exitFailed, "cannot %v", err) // "fork <id>: ...", "start a session: ..."
 			}
 			defer child.Close()
-			if err := child.Commit(inh); err != nil {
-				return exitf(exitFailed, "cannot fork: %v", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "forked %s at turn %d as %s\ncontinue it with: rein resume %s \"<prompt>\"\n", parent.ID(), inh.At, id, id)
+			var upTo int64 // the newest turn inherited
+			child.Read(func(st *fold.State) { upTo = st.Newest() })
+			fmt.Fprintf(cmd.OutOrStdout(), "forked %s at turn %d as %s\ncontinue it with: rein resume %s \"<prompt>\"\n", parent.ID(), upTo, child.ID(), child.ID())
 			return nil
 		},
 	}

@@ -36,6 +36,9 @@ type sandboxFlags struct {
 	network    bool
 	write      []string
 	protectGit bool
+	// chosen is the policy the flags give, once resolve judged them: what every session of the
+	// process runs its commands under, records and tells its model.
+	chosen osbox.Policy
 }
 
 func (f *sandboxFlags) register(fs *pflag.FlagSet) {
@@ -55,9 +58,21 @@ func sandboxSupport() osbox.Support {
 	return s
 }
 
-// policy is the sandbox policy the flags (and the config file) give: with no mode named, the
-// machine's default, or workspace-write when a flag shapes a sandbox. A bad mode or directory is a
-// usage error.
+// resolve judges the flags (and the config file's keys) and sets chosen, saying on w when
+// commands will run unconfined for want of a sandbox on this machine. A bad mode or directory is
+// a usage error.
+func (f *sandboxFlags) resolve(w io.Writer) error {
+	p, err := f.policy()
+	if err != nil {
+		return err
+	}
+	f.chosen = p
+	f.warn(w, p)
+	return nil
+}
+
+// policy is the sandbox policy the flags give: with no mode named, the machine's default, or
+// workspace-write when a flag shapes a sandbox.
 func (f sandboxFlags) policy() (osbox.Policy, error) {
 	mode := f.mode
 	if mode == "" {

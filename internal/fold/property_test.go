@@ -3,6 +3,8 @@ package fold
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -395,6 +397,14 @@ func FuzzFold(f *testing.F) {
 		seed = append(seed, line...)
 	}
 	f.Add(seed)
+	// A host's record: submissions, handing, steering, Stops.
+	for _, name := range []string{"stopwithdrawsaccepted-1.jsonl", "racesendstop-3.jsonl", "approvestopendsthewait-1.jsonl"} {
+		host, err := os.ReadFile(filepath.Join("testdata", "host-records", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(host)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := New()
 		for i, line := range strings.Split(string(data), "\n") {

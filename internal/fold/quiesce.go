@@ -7,13 +7,13 @@ import (
 	"github.com/reinhq/rein/internal/record"
 )
 
-// Quiesce reasons, recorded in the quiesced event.
+// Quiesce reasons, recorded in the quiesced event: the record's (record.QuiescedReplied, ...).
 const (
-	Replied   = "replied"
-	Cancelled = "cancelled"
-	Aborted   = "aborted"
-	Limit     = "limit"
-	Crashed   = "crashed"
+	Replied   = record.QuiescedReplied
+	Cancelled = record.QuiescedCancelled
+	Aborted   = record.QuiescedAborted
+	Limit     = record.QuiescedLimit
+	Crashed   = record.QuiescedCrashed
 )
 
 // QuiescePlan returns what the log still owes for a fresh prompt to become admissible, ending the

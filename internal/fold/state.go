@@ -5,7 +5,10 @@
 // The fold owns the four phases and their admissibility table (DESIGN §4.1), the turn table with
 // lineage-monotone ids (§4.3), spans, laminar residues, the frontier and withdrawals (§4.4),
 // inheritance (§4.5), rendering the frontier to neutral messages (§5), the survey and the
-// transcript index (§9), the quiesce plan and the admission of provider replies (§6).
+// transcript index (§9), the quiesce plan and the admission of provider replies (§6), and the host's
+// submission lifecycle — its transition table, and the plans by which a host hands, delivers,
+// withdraws and ends messages and answers Stops and approvals (§12.2, §12.3; submissions.go,
+// plan.go).
 //
 // It imports only the standard library and internal/record: no I/O, no clock, no randomness, no
 // goroutines. Time and ids arrive inside records. A test enforces this with `go list -deps`.
@@ -128,9 +131,11 @@ type State struct {
 	subs     map[string]*Submission
 	subOrder []string
 	stops    map[string]record.Stop         // host Stop presses by operation id
+	stopped  int64                          // the Stop that interrupted the newest exchange, or 0
 	edits    map[string]int64               // host context edits (evict, rewind, clear) by operation id → seq
 	asked    []Approval                     // approvals asked of the person and not yet answered, in order
 	answers  map[string]record.Approval     // answers to approvals by operation id
+	replies  map[string]record.Approval     // answers to approvals by call id
 	models   map[string]record.ModelChanged // model switches by operation id
 }
 
@@ -176,19 +181,6 @@ type Meta struct {
 	Sandbox string
 }
 
-// Submission is the folded lifecycle of one host submission (DESIGN §12.2).
-type Submission struct {
-	ID          string
-	Op          string
-	State       string
-	Text        string
-	Attachments []record.Attachment
-	Queue       bool
-	Reason      string
-	Detail      string
-	Seq         int64
-}
-
 // New returns the state of an empty session.
 func New() *State {
 	return &State{
@@ -201,6 +193,7 @@ func New() *State {
 		stops:     map[string]record.Stop{},
 		edits:     map[string]int64{},
 		answers:   map[string]record.Approval{},
+		replies:   map[string]record.Approval{},
 		models:    map[string]record.ModelChanged{},
 	}
 }
@@ -274,6 +267,12 @@ func (s *State) judge(r record.Record) error {
 		return s.judgeInherited(r.Seq, b)
 	case *record.ToolStarted:
 		return nil
+	case *record.Submission:
+		return s.judgeSubmission(r.Seq, b)
+	case *record.Stop:
+		return s.judgeStop(r.Seq, b)
+	case *record.Approval:
+		return s.judgeApproval(r.Seq, b)
 	case *record.ToolFinished:
 		return judgeToolFinished(r.Seq, b)
 	}
@@ -401,15 +400,6 @@ func (s *State) newest() int64 {
 	return s.turns[len(s.turns)-1].ID
 }
 
-// Submissions returns the host submissions in the order they were accepted.
-func (s *State) Submissions() []Submission {
-	out := make([]Submission, 0, len(s.subOrder))
-	for _, id := range s.subOrder {
-		out = append(out, *s.subs[id])
-	}
-	return out
-}
-
 func (s *State) noteEdit(op string, seq int64) {
 	if op != "" {
 		s.edits[op] = seq
@@ -430,6 +420,33 @@ func (s *State) applyApproval(seq int64, b *record.Approval) {
 	if b.Op != "" {
 		s.answers[b.Op] = *b
 	}
+	if b.State != record.ApprovalAsked {
+		s.replies[b.CallID] = *b
+	}
+}
+
+// judgeApproval judges one step of an approval: a call is asked about, then answered while it
+// waits (an answer to a call no one asked about would say the person allowed what never ran).
+func (s *State) judgeApproval(seq int64, b *record.Approval) error {
+	if b.CallID == "" {
+		return refuse(seq, "records an approval with no call id")
+	}
+	switch b.State {
+	case record.ApprovalAsked:
+		return nil
+	case record.ApprovalAllowed, record.ApprovalDenied:
+		if _, ok := s.Approval(b.CallID); !ok {
+			return refuse(seq, "answers the approval of call %s, which is not waiting for one (never asked, answered already, or its exchange ended)", b.CallID)
+		}
+		return nil
+	}
+	return refuse(seq, "gives the approval of call %s the state %q: an approval is asked, allowed or denied", b.CallID, b.State)
+}
+
+// ApprovalAnswer returns the person's answer to call id, once one is recorded.
+func (s *State) ApprovalAnswer(callID string) (record.Approval, bool) {
+	v, ok := s.replies[callID]
+	return v, ok
 }
 
 // Approvals returns the tool calls waiting for the person's answer, oldest first.
@@ -455,38 +472,6 @@ func (s *State) ApprovalByOp(op string) (record.Approval, bool) {
 func (s *State) ModelByOp(op string) (record.ModelChanged, bool) {
 	v, ok := s.models[op]
 	return v, ok
-}
-
-// StopByOp returns the Stop recorded under a host operation id.
-func (s *State) StopByOp(op string) (record.Stop, bool) {
-	v, ok := s.stops[op]
-	return v, ok
-}
-
-// SubmissionByOp returns the submission a host operation id created.
-func (s *State) SubmissionByOp(op string) (Submission, bool) {
-	for _, id := range s.subOrder {
-		if v := s.subs[id]; v.Op == op {
-			return *v, true
-		}
-	}
-	return Submission{}, false
-}
-
-// deliver marks a host submission delivered by the prompt or steering that carries it.
-func (s *State) deliver(id string, seq int64) {
-	if v, ok := s.subs[id]; ok && id != "" {
-		v.State, v.Seq = "delivered", seq
-	}
-}
-
-// Submission returns one host submission by id.
-func (s *State) Submission(id string) (Submission, bool) {
-	v, ok := s.subs[id]
-	if !ok {
-		return Submission{}, false
-	}
-	return *v, true
 }
 
 func (s *State) applyEvent(r record.Record) {
@@ -529,6 +514,7 @@ func (s *State) applyEvent(r record.Record) {
 		s.inFlight = false
 		s.parked = false
 		s.asked = nil // an approval its exchange ended without is no longer asked
+		s.handBack(r.Seq)
 	case *record.Hold:
 		s.parked = true
 	case *record.Released:
@@ -542,26 +528,8 @@ func (s *State) applyEvent(r record.Record) {
 	case *record.Submission:
 		s.applySubmission(r.Seq, b)
 	case *record.Stop:
-		s.stops[b.Op] = *b
+		s.applyStop(r.Seq, b)
 	}
-}
-
-func (s *State) applySubmission(seq int64, b *record.Submission) {
-	v, ok := s.subs[b.ID]
-	if !ok {
-		v = &Submission{ID: b.ID}
-		s.subs[b.ID] = v
-		s.subOrder = append(s.subOrder, b.ID)
-	}
-	v.State, v.Seq = b.State, seq
-	if b.Op != "" {
-		v.Op = b.Op
-	}
-	if b.Text != "" || len(b.Attachments) > 0 {
-		v.Text, v.Attachments = b.Text, b.Attachments
-	}
-	v.Queue = v.Queue || b.Queue
-	v.Reason, v.Detail = b.Reason, b.Detail
 }
 
 // Newest returns the id of the newest turn, or 0.

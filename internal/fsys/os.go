@@ -58,6 +58,9 @@ func (OS) Rename(oldname, newname string) error { return os.Rename(oldname, newn
 // Remove removes a file or an empty directory.
 func (OS) Remove(name string) error { return os.Remove(name) }
 
+// RemoveAll removes a file or a directory and everything in it.
+func (OS) RemoveAll(name string) error { return os.RemoveAll(name) }
+
 // MkdirAll creates a directory and any missing parents.
 func (OS) MkdirAll(dir string) error { return os.MkdirAll(dir, dirPerm) }
 

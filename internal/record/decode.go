@@ -664,7 +664,7 @@ func (p *Failure) members() (f fields) {
 func (p *Submission) members() (f fields) {
 	f.add("id", &p.ID)
 	f.add("op", &p.Op)
-	f.add("state", &p.State)
+	f.add("state", (*string)(&p.State))
 	f.add("text", &p.Text)
 	f.add("attachments", &p.Attachments)
 	f.add("queue", &p.Queue)

@@ -20,6 +20,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider"
@@ -82,7 +83,7 @@ func realHost(t *testing.T, script string, mode ...tool.Mode) (*ClientHost, *hos
 		h.Close()
 	})
 	hc := &http.Client{}
-	return NewClientHost(client.New(srv.URL, testToken, hc), srv.URL, testToken, hc), h
+	return NewClientHost(client.New(srv.URL, testToken, hc)), h
 }
 
 // simWire is the agent's wire to the simulator through the real Anthropic adapter.
@@ -103,8 +104,8 @@ func TestRealHostExchangeContextAndStop(t *testing.T) {
 	]}`)
 	d := newDriver(t, ch, Options{})
 	d.until("capabilities", func() bool { return d.m.capsKnown })
-	if !d.m.caps[CapEdits] || !d.m.caps[CapFork] {
-		t.Logf("this host does not advertise %s and %s", CapEdits, CapFork)
+	if !d.m.caps[api.CapEdits] || !d.m.caps[api.CapFork] {
+		t.Logf("this host does not advertise %s and %s", api.CapEdits, api.CapFork)
 	}
 	d.typ("what do the notes say?")
 	d.press("enter")
@@ -138,8 +139,8 @@ func TestRealHostEditsAndFork(t *testing.T) {
 	ch, _ := realHost(t, "")
 	d := newDriver(t, ch, Options{})
 	d.until("capabilities", func() bool { return d.m.capsKnown })
-	if !d.m.caps[CapEdits] || !d.m.caps[CapFork] {
-		t.Skipf("the host does not advertise %s and %s", CapEdits, CapFork)
+	if !d.m.caps[api.CapEdits] || !d.m.caps[api.CapFork] {
+		t.Skipf("the host does not advertise %s and %s", api.CapEdits, api.CapFork)
 	}
 	for _, p := range []string{"first", "second"} {
 		d.typ(p)
@@ -220,8 +221,8 @@ func TestRealHostApprovalAndModel(t *testing.T) {
 	]}`, tool.ModeAsk)
 	d := newDriver(t, ch, Options{})
 	d.until("capabilities", func() bool { return d.m.capsKnown })
-	if !d.m.caps[CapApprovals] || !d.m.caps[CapModel] {
-		t.Fatalf("the host does not advertise %s and %s: %v", CapApprovals, CapModel, d.m.caps)
+	if !d.m.caps[api.CapApprovals] || !d.m.caps[api.CapModel] {
+		t.Fatalf("the host does not advertise %s and %s: %v", api.CapApprovals, api.CapModel, d.m.caps)
 	}
 	d.typ("what do the notes say?")
 	d.press("enter")

@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider"
@@ -399,7 +400,7 @@ func testListAndPhone(t *testing.T, browser context.Context) {
 }
 
 // testModules runs the page's pure modules in the browser against the Go they mirror: the working
-// rule against host.Working over every small state, the residue reader against fold.ResidueText,
+// rule against api.Working over every small state, the residue reader against fold.ResidueText,
 // and the outbox's give-back against a storage it shares with nothing.
 func testModules(t *testing.T, browser context.Context) {
 	mux := http.NewServeMux()
@@ -426,8 +427,8 @@ func testModules(t *testing.T, browser context.Context) {
 	}
 
 	// Every state with at most two submissions in any state, in flight or not.
-	states := []string{host.Accepted, host.Delivered, host.Answered, host.Cancelled, host.Withdrawn, host.Rejected}
-	var cases []host.State
+	states := []string{api.Accepted, api.Delivered, api.Answered, api.Cancelled, api.Withdrawn, api.Rejected}
+	var cases []api.State
 	var want []bool
 	for _, inFlight := range []bool{false, true} {
 		subsets := [][]string{nil}
@@ -438,19 +439,19 @@ func testModules(t *testing.T, browser context.Context) {
 			}
 		}
 		for _, set := range subsets {
-			st := host.State{InFlight: inFlight, Submissions: []host.SubmissionV{}}
+			st := api.State{InFlight: inFlight, Submissions: []api.Submission{}}
 			for i, s := range set {
-				st.Submissions = append(st.Submissions, host.SubmissionV{ID: "m-" + itoa(int64(i)), State: s})
+				st.Submissions = append(st.Submissions, api.Submission{ID: "m-" + itoa(int64(i)), State: s})
 			}
 			cases = append(cases, st)
-			want = append(want, host.Working(st))
+			want = append(want, api.Working(st))
 		}
 	}
 	in, _ := json.Marshal(cases)
 	got := run(`import("/working.js").then((m) => JSON.stringify(` + string(in) + `.map((s) => m.working(s))))`)
 	wantJSON, _ := json.Marshal(want)
 	if got != string(wantJSON) {
-		t.Errorf("working.js and host.Working disagree over %d states:\n js: %s\ngo: %s", len(cases), got, wantJSON)
+		t.Errorf("working.js and api.Working disagree over %d states:\n js: %s\ngo: %s", len(cases), got, wantJSON)
 	}
 
 	for _, c := range []struct {
@@ -757,7 +758,7 @@ func (r *rig) conv() *host.Conv {
 	return c
 }
 
-func (r *rig) view() host.View {
+func (r *rig) view() api.View {
 	r.t.Helper()
 	v, err := r.conv().View()
 	if err != nil {
@@ -787,7 +788,7 @@ func (r *rig) count(kind record.Kind, match func(record.Record) bool) int {
 func (r *rig) submitted(text string) int {
 	return r.count(record.KindSubmission, func(rec record.Record) bool {
 		s := rec.Body.(*record.Submission)
-		return s.State == host.Accepted && s.Text == text
+		return s.State == api.Accepted && s.Text == text
 	})
 }
 

@@ -222,9 +222,14 @@ func TestStopDuringTimeoutGrace(t *testing.T) {
 	sh, root := newTool(t, Options{Grace: 10 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan tool.Result, 1)
-	go func() { done <- sh.Run(ctx, bashCall("echo $$ > pgid; trap '' TERM; sleep 1000", 50)) }()
+	// The command notes the SIGTERM of its timeout and goes on: it is in its grace period.
+	go func() {
+		done <- sh.Run(ctx, bashCall("echo $$ > pgid; trap 'echo > termed' TERM; while :; do sleep 0.05; done", 50))
+	}()
 	pgid := readPID(t, filepath.Join(root, "pgid"))
-	time.Sleep(200 * time.Millisecond) // well into the grace period
+	if !eventually(5*time.Second, func() bool { _, err := os.Stat(filepath.Join(root, "termed")); return err == nil }) {
+		t.Fatal("the timeout's SIGTERM never reached the command")
+	}
 	stopped := time.Now()
 	cancel()
 	var r tool.Result
