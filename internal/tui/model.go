@@ -66,6 +66,7 @@ type Model struct {
 	scroll        int // lines scrolled up from the bottom; 0 follows the stream
 
 	provider, model string
+	sandbox         string // the OS sandbox the session's commands run under, as recorded
 	window          int64
 	used            int64 // context used, in tokens
 	usedExact       bool  // from the provider's usage (else estimated from bytes)
@@ -486,7 +487,7 @@ func (m *Model) apply(ev *api.Event) {
 func (m *Model) meta(p any, replayed bool) {
 	switch b := p.(type) {
 	case *record.SessionStarted:
-		m.provider, m.model = b.Provider, b.Model
+		m.provider, m.model, m.sandbox = b.Provider, b.Model, b.Sandbox
 		if b.ContextWindow > 0 {
 			m.window = b.ContextWindow
 		}
@@ -494,7 +495,7 @@ func (m *Model) meta(p any, replayed bool) {
 			m.title = b.Title
 		}
 	case *record.SessionResumed:
-		m.provider, m.model = b.Provider, b.Model
+		m.provider, m.model, m.sandbox = b.Provider, b.Model, b.Sandbox
 		if b.ContextWindow > 0 {
 			m.window = b.ContextWindow
 		}

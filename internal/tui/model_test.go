@@ -666,3 +666,16 @@ func TestResumeAtStartReplaysTheRecord(t *testing.T) {
 		t.Fatal("a replayed exchange shows as working")
 	}
 }
+
+// The status line says which OS sandbox the session's commands run under, as recorded.
+func TestStatusShowsTheSandbox(t *testing.T) {
+	m := &Model{opt: Options{Now: time.Now}}
+	m.meta(&record.SessionStarted{Provider: "sim", Model: "sim-1", Sandbox: "workspace-write, no network"}, false)
+	if s := m.status(160); !strings.Contains(s, "sandbox workspace-write, no network") {
+		t.Fatalf("the status line does not show the sandbox: %q", s)
+	}
+	m.meta(&record.SessionResumed{Provider: "sim", Model: "sim-1", Sandbox: "off"}, false)
+	if s := m.status(160); !strings.Contains(s, "sandbox off") {
+		t.Fatalf("a resume's sandbox is not shown: %q", s)
+	}
+}

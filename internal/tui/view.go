@@ -266,6 +266,9 @@ func (m *Model) status(w int) string {
 	if m.model != "" {
 		left = append(left, m.model)
 	}
+	if m.sandbox != "" {
+		left = append(left, "sandbox "+m.sandbox)
+	}
 	right := "/help"
 	switch {
 	case m.flash != "":

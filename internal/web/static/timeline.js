@@ -152,6 +152,9 @@ export class Timeline {
         return this.notice(`rein repaired the reply of turn ${p.turn}: ${p.what}.`, "muted");
       case "model_changed":
         return this.notice(`Model: ${p.provider} ${p.model}.`, "muted");
+      case "session_started":
+      case "session_resumed":
+        return p.sandbox ? this.notice(`Commands run under the sandbox: ${p.sandbox}.`, "muted") : null;
       case "hold":
         return this.notice("The agent is on hold.", "muted");
       case "released":
