@@ -35,9 +35,9 @@ func (s *State) QuiescePlan(reason string) *record.ToolResults {
 	}
 	res := &record.ToolResults{}
 	for _, id := range s.owed {
-		name := s.callNames[id]
+		name := s.CallName(id)
 		r := record.ToolResult{CallID: id, IsError: true}
-		if s.started[id] {
+		if s.Started(id) {
 			r.Outcome = record.Interrupted
 			r.Content = fmt.Sprintf("%s was cut short when %s; it produced no result here, and any side effects it already had stand.", name, why)
 		} else {
