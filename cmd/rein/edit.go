@@ -36,9 +36,7 @@ func commitEdit(ref, what string, judge func(st *fold.State) error, p record.Pay
 		return "", err
 	}
 	defer s.Close()
-	var why error
-	s.Read(func(st *fold.State) { why = judge(st) })
-	if why != nil {
+	if why := judge(s.Snapshot()); why != nil {
 		return "", exitf(exitFailed, "%s: %v", what, why)
 	}
 	if err := s.Commit(p); err != nil {
@@ -154,8 +152,7 @@ func newForkCmd() *cobra.Command {
 			if err != nil {
 				return exitf(exitFailed, "cannot fork: %v", err)
 			}
-			var meta fold.Meta
-			parent.Read(func(st *fold.State) { meta = st.Meta() })
+			meta := parent.Snapshot().Meta()
 			id := session.NewID(time.Now())
 			dir := filepath.Join(filepath.Dir(filepath.Dir(parent.Path())), id)
 			child, err := session.Create(dir, session.Options{Redact: redactText}, &record.SessionStarted{

@@ -244,7 +244,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}
 	var was fold.Meta // the settings a resumed session was last run under
 	if sess != nil {
-		sess.Read(func(st *fold.State) { was = st.Meta() })
+		was = sess.Snapshot().Meta()
 		if err := f.keepSettings(was, ws); err != nil {
 			sess.Close()
 			return err
@@ -589,9 +589,8 @@ func (p *printer) result(s *session.Session, res agent.Outcome) {
 }
 
 func (p *printer) standing(s *session.Session) {
-	var phase string
-	var turns int
-	s.Read(func(st *fold.State) { phase, turns = st.Phase().String(), len(st.Turns()) })
+	st := s.Snapshot()
+	phase, turns := st.Phase().String(), st.NumTurns()
 	if p.json {
 		p.emit("type", "result", "reason", "settled", "session", s.ID(), "phase", phase, "turns", turns)
 		return

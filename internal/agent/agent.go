@@ -160,7 +160,7 @@ func (a *Agent) takePending() []Steer {
 // Settle quiesces a session left in flight by a crash (reason crashed) and records that it was
 // resumed. It is what a resume does before accepting anything.
 func (a *Agent) Settle(cwd, version string) error {
-	st := a.sess.State()
+	st := a.sess.Snapshot()
 	if st.InFlight() || !st.IsReady() {
 		if err := a.quiesce(fold.Crashed); err != nil {
 			return err
@@ -190,18 +190,25 @@ func (a *Agent) TakeUp(ctx context.Context, p Prompt) Outcome {
 // conversation's lock, so a message is either still withdrawable or delivered, never between.
 // Continue must follow.
 func (a *Agent) Begin(p Prompt) error {
-	st := a.sess.State()
+	if err := a.settle(); err != nil {
+		return err
+	}
+	return a.sess.Append(&record.UserPrompt{Turn: a.sess.Snapshot().Next(), Text: p.Text, Attachments: p.Attachments, Submission: p.Submission})
+}
+
+// settle makes a fresh prompt admissible before an exchange is taken up: it quiesces what a
+// previous exchange left owed or in flight, and records the system prompt if it changed.
+func (a *Agent) settle() error {
+	st := a.sess.Snapshot()
 	if !st.IsReady() || st.InFlight() {
 		if err := a.quiesce(fold.Aborted); err != nil {
 			return err
 		}
 	}
 	if st.System() != a.cfg.System {
-		if err := a.sess.Append(&record.System{Text: a.cfg.System}); err != nil {
-			return err
-		}
+		return a.sess.Append(&record.System{Text: a.cfg.System})
 	}
-	return a.sess.Append(&record.UserPrompt{Turn: st.Next(), Text: p.Text, Attachments: p.Attachments, Submission: p.Submission})
+	return nil
 }
 
 // Continue runs the exchange a Begin took up. It never returns until a fresh prompt is
@@ -217,7 +224,7 @@ func (a *Agent) Continue(ctx context.Context) (out Outcome) {
 			out.Err = err
 		}
 		out.Withdrawn = a.takePending()
-		if !a.sess.State().IsReady() && out.Err == nil {
+		if !a.sess.Snapshot().IsReady() && out.Err == nil {
 			out.Err = errors.New("the exchange ended with tool results still owed (a harness bug)")
 		}
 	}()
@@ -227,10 +234,9 @@ func (a *Agent) Continue(ctx context.Context) (out Outcome) {
 
 // quiesce records what the log still owes, then the quiesced event.
 func (a *Agent) quiesce(reason string) error {
-	st := a.sess.State()
 	var ps []record.Payload
 	var answered []string
-	if plan := st.QuiescePlan(reason); plan != nil {
+	if plan := a.sess.Snapshot().QuiescePlan(reason); plan != nil {
 		ps = append(ps, plan)
 		for _, r := range plan.Results {
 			answered = append(answered, r.CallID)
@@ -330,15 +336,14 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 // boundary delivers queued steering, then the children's replies waiting in the inbox (each an
 // import: a turn of its own, in the harness's voice), and weighs the context, at a turn boundary.
 func (a *Agent) boundary() error {
-	st := a.sess.State()
-	if st.Phase() == fold.AwaitingAssistantAfterToolResults || st.Phase() == fold.AwaitingAssistantAfterUser {
+	if ph := a.sess.Snapshot().Phase(); ph == fold.AwaitingAssistantAfterToolResults || ph == fold.AwaitingAssistantAfterUser {
 		for _, t := range a.takePending() {
 			if err := a.sess.Append(&record.Steering{Text: t.Text, Source: "user", Submission: t.Submission}); err != nil {
 				return err
 			}
 		}
 		if xs := a.takeArrivals(); len(xs) > 0 {
-			if err := a.sess.Append(imports(xs, st.Next())...); err != nil {
+			if err := a.sess.Append(imports(xs, a.sess.Snapshot().Next())...); err != nil {
 				return err
 			}
 		}
@@ -348,7 +353,7 @@ func (a *Agent) boundary() error {
 
 // request builds, validates and streams one request, with retries.
 func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) {
-	st := a.sess.State()
+	st := a.sess.Snapshot()
 	limit := OutputLimit(a.cfg.MaxTokens, a.window())
 	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(),
 		MaxTokens: limit, Thinking: thinkingBudget(a.cfg.Thinking, limit), Effort: a.cfg.Effort}
@@ -443,7 +448,7 @@ func (a *Agent) commitStopped(reply provider.Reply) error {
 // commitReply admits a reply and commits it with its repairs. It returns the verdict and the
 // tool calls the committed message makes.
 func (a *Agent) commitReply(reply provider.Reply, stopped bool) (fold.Verdict, []tool.Call, error) {
-	st := a.sess.State()
+	st := a.sess.Snapshot()
 	turn := st.Next()
 	parts, repairs, verdict := st.Admit(turn, fold.Draft{Parts: reply.Parts, Incomplete: reply.Incomplete, StopReason: reply.StopReason, Stopped: stopped})
 	if verdict == fold.Nothing {

@@ -14,8 +14,7 @@ import (
 // finished ones keep their real results, and those never started are answered not_executed — in
 // the same one record, so nothing owed outlives the batch.
 func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
-	st := a.sess.State()
-	turn := st.Newest()
+	turn := a.sess.Snapshot().Newest()
 	a.edited = nil
 	results := make([]record.ToolResult, 0, len(calls))
 	var after []record.Payload
@@ -74,7 +73,7 @@ func (a *Agent) runOne(ctx context.Context, turn int64, c tool.Call) (tool.Resul
 // answerAfterPanic records the results of a batch cut short by a panic: the finished calls' own,
 // the others the quiesce plan's (interrupted if started, else not_executed).
 func (a *Agent) answerAfterPanic(finished []record.ToolResult) {
-	plan := a.sess.State().QuiescePlan(fold.Aborted)
+	plan := a.sess.Snapshot().QuiescePlan(fold.Aborted)
 	if plan == nil {
 		return
 	}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
-	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/provider"
@@ -269,14 +268,13 @@ func (h *harness) check() {
 	if st.InFlight() {
 		tb.Errorf("check: an exchange was left in flight (not quiesced)")
 	}
-	h.sess.Read(func(live *fold.State) {
-		if live.Seq() != st.Seq() || live.Phase() != st.Phase() {
-			tb.Errorf("check: live state at record %d (%s), replay at %d (%s)", live.Seq(), live.Phase(), st.Seq(), st.Phase())
-		}
-		if a, b := mustJSON(live.Context()), mustJSON(st.Context()); a != b {
-			tb.Errorf("check: the live context differs from the replayed one:\nlive   %s\nreplay %s", clipped(a), clipped(b))
-		}
-	})
+	live := h.sess.Snapshot()
+	if live.Seq() != st.Seq() || live.Phase() != st.Phase() {
+		tb.Errorf("check: live state at record %d (%s), replay at %d (%s)", live.Seq(), live.Phase(), st.Seq(), st.Phase())
+	}
+	if a, b := mustJSON(live.Context()), mustJSON(st.Context()); a != b {
+		tb.Errorf("check: the live context differs from the replayed one:\nlive   %s\nreplay %s", clipped(a), clipped(b))
+	}
 	for i, r := range h.sim.Requests() {
 		if r.Violation != nil {
 			tb.Errorf("check: request %d broke a %s rule: %v", i, r.Format, r.Violation)

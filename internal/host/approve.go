@@ -31,11 +31,9 @@ func (c *Conv) buildAgent(sess *session.Session) (*agent.Agent, error) {
 		return c.h.cfg.NewAgent(sess)
 	}
 	s := Setup{Provider: c.h.cfg.Provider, Model: c.h.cfg.Model, Approver: c.approver(sess)}
-	sess.Read(func(st *fold.State) {
-		if m := st.Meta(); m.Chosen && m.Provider == s.Provider && m.Model != "" {
-			s.Model = m.Model
-		}
-	})
+	if m := sess.Snapshot().Meta(); m.Chosen && m.Provider == s.Provider && m.Model != "" {
+		s.Model = m.Model
+	}
 	return c.h.cfg.NewAgentFor(sess, s)
 }
 
@@ -115,9 +113,7 @@ func (c *Conv) Approve(op, callID string, allow bool) (ApproveResult, error) {
 		return ApproveResult{}, err
 	}
 	defer c.restLocked()
-	var prev record.Approval
-	var seen bool
-	c.sess.Read(func(st *fold.State) { prev, seen = st.ApprovalByOp(op) })
+	prev, seen := c.sess.Snapshot().ApprovalByOp(op)
 	if seen {
 		if prev.CallID != callID || prev.State != state {
 			return ApproveResult{}, errf("op_conflict", "operation %s already answered call %s %s; use a new op_id for a new answer", op, prev.CallID, prev.State)
@@ -163,11 +159,10 @@ func (c *Conv) SetModel(op, model, provider string) (ModelResult, error) {
 	var prev record.ModelChanged
 	var seen, working bool
 	var meta fold.Meta
-	c.sess.Read(func(st *fold.State) {
-		prev, seen = st.ModelByOp(op)
-		working = Working(StateOf(st))
-		meta = st.Meta()
-	})
+	st := c.sess.Snapshot()
+	prev, seen = st.ModelByOp(op)
+	working = Working(StateOf(st))
+	meta = st.Meta()
 	if seen {
 		if prev.Model != model || (provider != "" && prev.Provider != provider) {
 			return ModelResult{}, errf("op_conflict", "operation %s already switched to %s %s; use a new op_id for a new switch", op, prev.Provider, prev.Model)

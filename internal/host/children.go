@@ -29,9 +29,7 @@ func (c *Conv) arrived(ag *agent.Agent) {
 	if c.ag != ag || c.ex != nil || c.h.ctx.Err() != nil {
 		return // a put-away agent; or the running exchange takes it (its boundary, or finish)
 	}
-	var closed bool
-	c.sess.Read(func(st *fold.State) { closed = st.Meta().Closed })
-	if closed {
+	if c.sess.Snapshot().Meta().Closed {
 		return
 	}
 	c.last = c.h.cfg.Now()

@@ -108,13 +108,11 @@ func (c *Conv) openLocked() error {
 	// A conversation this host let rest is settled. One that is not was written since by another
 	// process (a rein run, another host) that died or was killed mid-exchange: settle it now, as a
 	// restart would, before anything is taken up.
-	var unsettled bool
-	sess.Read(func(st *fold.State) {
-		unsettled = st.InFlight() || !st.IsReady()
-		for _, sub := range st.Submissions() {
-			unsettled = unsettled || sub.State == Delivered
-		}
-	})
+	st := sess.Snapshot()
+	unsettled := st.InFlight() || !st.IsReady()
+	for _, sub := range st.Submissions() {
+		unsettled = unsettled || sub.State == Delivered
+	}
 	if unsettled {
 		if err := c.reconcileLocked(); err != nil {
 			return errors.Join(fmt.Errorf("open conversation %s: %w", c.id, err), c.closeLocked())
@@ -225,12 +223,8 @@ func (c *Conv) recover() error {
 // accepted but never delivered are rejected as "host restarted", so nothing is delivered twice and
 // nothing is silently dropped.
 func (c *Conv) reconcileLocked() error {
-	var unsettled bool
-	c.sess.Read(func(st *fold.State) { unsettled = st.InFlight() || !st.IsReady() })
-	if unsettled {
-		var cwd string
-		c.sess.Read(func(st *fold.State) { cwd = st.Meta().Cwd })
-		if err := c.ag.Settle(cwd, c.h.cfg.Version); err != nil {
+	if st := c.sess.Snapshot(); st.InFlight() || !st.IsReady() {
+		if err := c.ag.Settle(st.Meta().Cwd, c.h.cfg.Version); err != nil {
 			return err
 		}
 	}
@@ -253,9 +247,7 @@ func (c *Conv) reconcileLocked() error {
 
 // submissions reads the submissions from the folded state.
 func (c *Conv) submissions() []fold.Submission {
-	var subs []fold.Submission
-	c.sess.Read(func(st *fold.State) { subs = st.Submissions() })
-	return subs
+	return c.sess.Snapshot().Submissions()
 }
 
 // indexLocked writes the conversation's row to the index.
@@ -279,7 +271,7 @@ func (c *Conv) rowLocked() (Row, error) {
 	}
 	var v View
 	if c.sess != nil {
-		c.sess.Read(func(st *fold.State) { v = viewOf(c.id, st) })
+		v = viewOf(c.id, c.sess.Snapshot())
 	} else {
 		st, _, err := session.Replay(c.h.cfg.Session.FS, c.path)
 		if err != nil {
@@ -351,9 +343,7 @@ func (c *Conv) restingLocked(r Row) View {
 }
 
 func (c *Conv) liveLocked() View {
-	var v View
-	c.sess.Read(func(st *fold.State) { v = viewOf(c.id, st) })
-	return v
+	return viewOf(c.id, c.sess.Snapshot())
 }
 
 // SendResult is what Send answers.
@@ -378,12 +368,9 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (Send
 		return SendResult{}, err
 	}
 	defer c.restLocked()
-	var prev fold.Submission
-	var seen, closed bool
-	c.sess.Read(func(st *fold.State) {
-		prev, seen = st.SubmissionByOp(op)
-		closed = st.Meta().Closed
-	})
+	st := c.sess.Snapshot()
+	prev, seen := st.SubmissionByOp(op)
+	closed := st.Meta().Closed
 	if seen {
 		if prev.Text != text || !slices.Equal(prev.Attachments, atts) || prev.Queue != queue {
 			return SendResult{}, errf("op_conflict", "operation %s already sent a different message (%s); use a new op_id for a new message", op, prev.ID)
@@ -408,12 +395,8 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (Send
 // running; while one runs, those not queued are handed to it as steering — unless a Stop has
 // interrupted it, in which case they wait for the next exchange. Called with c.mu held.
 func (c *Conv) pump() {
-	var subs []fold.Submission
-	var closed bool
-	c.sess.Read(func(st *fold.State) {
-		subs = st.Submissions()
-		closed = st.Meta().Closed
-	})
+	st := c.sess.Snapshot()
+	subs, closed := st.Submissions(), st.Meta().Closed
 	if closed {
 		return
 	}
@@ -563,17 +546,16 @@ func (c *Conv) stopLocked(op string, turn int64) (StopResult, error) {
 	res := StopResult{Withdrawn: []Taken{}}
 	var prev record.Stop
 	var replay, inHand bool
-	c.sess.Read(func(st *fold.State) {
-		prev, replay = st.StopByOp(op)
-		if replay {
-			for _, id := range prev.Withdrawn {
-				if s, ok := st.Submission(id); ok {
-					res.Withdrawn = append(res.Withdrawn, taken(s))
-				}
+	st := c.sess.Snapshot()
+	prev, replay = st.StopByOp(op)
+	if replay {
+		for _, id := range prev.Withdrawn {
+			if s, ok := st.Submission(id); ok {
+				res.Withdrawn = append(res.Withdrawn, taken(s))
 			}
 		}
-		inHand = st.InFlight() && st.Newest() == turn
-	})
+	}
+	inHand = st.InFlight() && st.Newest() == turn
 	if replay {
 		if prev.Turn != turn {
 			return StopResult{}, errf("op_conflict", "operation %s was a Stop with a different turn", op)
@@ -600,12 +582,8 @@ func (c *Conv) stopLocked(op string, turn int64) (StopResult, error) {
 	// loop: while the exchange is in flight, to deliver at this turn boundary (it is stopped with
 	// the exchange); once the exchange has quiesced, to hand it back to finish, which would take
 	// it up next — it is withdrawn here instead. The exchange's own prompt is always delivered.
-	var subs []fold.Submission
-	var inFlight bool
-	c.sess.Read(func(st *fold.State) {
-		subs = st.Submissions()
-		inFlight = st.InFlight()
-	})
+	st = c.sess.Snapshot()
+	subs, inFlight := st.Submissions(), st.InFlight()
 	var ps []record.Payload
 	var ids []string
 	for _, s := range subs {
@@ -660,9 +638,7 @@ func (c *Conv) Rename(op, title string) error {
 		return err
 	}
 	defer c.restLocked()
-	var cur string
-	c.sess.Read(func(st *fold.State) { cur = st.Meta().Title })
-	if cur == title {
+	if c.sess.Snapshot().Meta().Title == title {
 		return nil
 	}
 	if err := c.sess.Commit(&record.Renamed{Title: title, Op: op}); err != nil {
@@ -683,9 +659,7 @@ func (c *Conv) Close(op string) error {
 		return err
 	}
 	defer c.restLocked()
-	var closed bool
-	c.sess.Read(func(st *fold.State) { closed = st.Meta().Closed })
-	if closed {
+	if c.sess.Snapshot().Meta().Closed {
 		return nil
 	}
 	if _, err := c.stopLocked(op+"/stop", 0); err != nil {
@@ -707,14 +681,9 @@ func (c *Conv) Transcript() ([]byte, error) {
 		return nil, err
 	}
 	defer c.restLocked()
-	var out []byte
-	var err error
-	c.sess.Read(func(st *fold.State) {
-		// Encoded under the read lock: the messages are the state's own.
-		out, err = json.Marshal(map[string]any{"system": st.System(), "messages": st.Context(), "survey": st.Survey(),
-			"index": st.Index(), "residues": st.Residues()})
-	})
-	return out, err
+	st := c.sess.Snapshot()
+	return json.Marshal(map[string]any{"system": st.System(), "messages": st.Context(), "survey": st.Survey(),
+		"index": st.Index(), "residues": st.Residues()})
 }
 
 // Subscription is an events stream's hold on a conversation: the session stays open until End.
@@ -750,11 +719,7 @@ func (c *Conv) Subscribe(after int64) (*Subscription, error) {
 }
 
 // State returns the conversation's published state now.
-func (s *Subscription) State() State {
-	var st State
-	s.sess.Read(func(f *fold.State) { st = StateOf(f) })
-	return st
-}
+func (s *Subscription) State() State { return StateOf(s.sess.Snapshot()) }
 
 // End ends the subscription; the conversation may rest again.
 func (s *Subscription) End() {

@@ -32,15 +32,12 @@ func (c *Conv) edit(op string, p record.Payload, check func(st *fold.State) erro
 	var res EditResult
 	var replayed, working bool
 	var refusal error
-	c.sess.Read(func(st *fold.State) {
-		if seq, ok := st.EditByOp(op); ok {
-			res, replayed = EditResult{Seq: seq, Survey: st.Survey(), Replayed: true}, true
-			return
-		}
-		if working = Working(StateOf(st)); !working {
-			refusal = check(st)
-		}
-	})
+	st := c.sess.Snapshot()
+	if seq, ok := st.EditByOp(op); ok {
+		res, replayed = EditResult{Seq: seq, Survey: st.Survey(), Replayed: true}, true
+	} else if working = Working(StateOf(st)); !working {
+		refusal = check(st)
+	}
 	switch {
 	case replayed:
 		return res, nil
@@ -52,7 +49,8 @@ func (c *Conv) edit(op string, p record.Payload, check func(st *fold.State) erro
 	if err := c.sess.Commit(p); err != nil {
 		return EditResult{}, err
 	}
-	c.sess.Read(func(st *fold.State) { res = EditResult{Seq: st.Seq(), Survey: st.Survey()} })
+	st = c.sess.Snapshot()
+	res = EditResult{Seq: st.Seq(), Survey: st.Survey()}
 	return res, c.indexLocked()
 }
 
@@ -96,8 +94,7 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 		}
 	}
 	inh, err := ps.Inheritance(at)
-	var title string
-	ps.Read(func(st *fold.State) { title = st.Meta().Title })
+	title := ps.Snapshot().Meta().Title
 	parent.mu.Unlock()
 	if err != nil {
 		return nil, false, errf("bad_request", "cannot fork: %v", err)

@@ -338,7 +338,7 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 	c.path = sess.Path()
 	c.sess = sess
 	// The operation's title is kept as the record holds it (redacted), as origin reads it back.
-	c.opTitle = sess.State().Meta().Title
+	c.opTitle = sess.Snapshot().Meta().Title
 	err = nil
 	if len(first) > 0 {
 		err = sess.Commit(first...)
