@@ -283,7 +283,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 
 	ds := doors(ws, wired, f)
 	a := agent.New(agent.Config{
-		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
+		Session: sess, Client: wired.client, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
 		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
 		System: systemPrompt(ws), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
 		AwaitChildren: true,

@@ -112,7 +112,7 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 			model = wired.model
 		}
 		return agent.New(agent.Config{
-			Session: sess, Wire: wired.wire, Provider: wired.name, Model: model, MaxTokens: f.maxTokens,
+			Session: sess, Client: wired.client, Provider: wired.name, Model: model, MaxTokens: f.maxTokens,
 			Thinking: wired.thinking, Effort: wired.effort, System: systemPrompt(ws), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
 		}), nil
 	}

@@ -24,18 +24,12 @@ import (
 	"github.com/reinhq/rein/internal/tool"
 )
 
-// Wire is one provider's client as the loop needs it: encode a neutral request to the exact bytes
-// that will be sent, validate those bytes with the provider's rules, and send them.
-type Wire interface {
-	Encode(req provider.Request) ([]byte, error)
-	Validate(body []byte) *provider.Violation
-	Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error)
-}
-
 // Config is what an Agent is built from. cmd/rein wires it.
 type Config struct {
-	Session  *session.Session
-	Wire     Wire
+	Session *session.Session
+	// Client is the provider's client: the loop encodes each request with it, validates the
+	// bytes, records them, and sends exactly those bytes through the retry policy.
+	Client   provider.Model
 	Provider string // the provider's name, for events
 	Model    string
 	// BaseURL and PermissionMode are recorded with the session's start and each resume, so a
@@ -357,11 +351,11 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 	limit := OutputLimit(a.cfg.MaxTokens, a.window())
 	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(),
 		MaxTokens: limit, Thinking: thinkingBudget(a.cfg.Thinking, limit), Effort: a.cfg.Effort}
-	body, err := a.cfg.Wire.Encode(req)
+	body, err := a.cfg.Client.Encode(req)
 	if err != nil {
 		return provider.Reply{}, fmt.Errorf("encode the request: %w", err)
 	}
-	if v := a.cfg.Wire.Validate(body); v != nil {
+	if v := a.cfg.Client.Validate(body); v != nil {
 		path := a.saveRequest(body)
 		msg := fmt.Sprintf("rein built a request the provider would refuse (%s: %s); it was not sent and is saved at %s — this is a bug in rein", v.Rule, v.Error(), path)
 		_ = a.sess.Append(&record.Failure{Message: msg})
@@ -371,8 +365,7 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 	if err := a.sess.Append(&record.TurnStarted{Attempt: attempt}); err != nil {
 		return provider.Reply{}, err
 	}
-	m := sender{a.cfg.Wire, body}
-	reply, err := a.cfg.Retry.Stream(ctx, m, req, a.publishStream, func(w provider.Wait) {
+	reply, err := a.cfg.Retry.Send(ctx, a.cfg.Client, body, a.publishStream, func(w provider.Wait) {
 		_ = a.sess.Append(
 			&record.ProviderError{Class: string(w.Err.Class), Status: w.Err.Status, Type: w.Err.Type, Message: w.Err.Message, Attempt: w.Attempt},
 			&record.RetryScheduled{Attempt: w.Attempt, DelayMs: w.Delay.Milliseconds(), Class: string(w.Err.Class)},
@@ -391,17 +384,6 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 		}
 	}
 	return reply, err
-}
-
-// sender adapts pre-encoded bytes to provider.Model so the retry policy resends the exact bytes
-// that were validated.
-type sender struct {
-	w    Wire
-	body []byte
-}
-
-func (s sender) Stream(ctx context.Context, _ provider.Request, on func(provider.Event)) (provider.Reply, error) {
-	return s.w.Send(ctx, s.body, on)
 }
 
 func (a *Agent) publishStream(e provider.Event) {
