@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/procs"
 	"github.com/reinhq/rein/internal/record"
-	"golang.org/x/sys/unix"
 )
 
 var (
@@ -260,37 +260,11 @@ func checkCalls(recs []record.Record, settled bool) error {
 
 // ---- processes ----------------------------------------------------------------------------------
 
-// waitGone waits up to d for pid to exit (a pidfd becomes readable when it does) and reports
-// whether it is gone: no /proc entry, or a zombie waiting for init to reap it.
+// waitGone waits up to d for pid to exit and reports whether it is gone: no such process, or a
+// zombie waiting for init to reap it.
 func waitGone(pid int, d time.Duration) bool {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err == nil {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		deadline := time.Now().Add(d)
-		for {
-			left := time.Until(deadline)
-			if left <= 0 {
-				break
-			}
-			n, err := unix.Poll(fds, int(left.Milliseconds())+1)
-			if err == unix.EINTR {
-				continue
-			}
-			if err != nil || n > 0 {
-				break
-			}
-		}
-		unix.Close(fd)
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	// state is the field after the parenthesised command name.
-	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
-		return b[i+2] == 'Z' || b[i+2] == 'X'
-	}
-	return false
+	procs.AwaitGone([]int{pid}, d)
+	return !procs.Alive(pid)
 }
 
 // child is a rein process started by startRun.

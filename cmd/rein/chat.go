@@ -5,8 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
-	"log"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/host"
-	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tui"
 	"github.com/spf13/cobra"
 )
@@ -46,6 +43,9 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
   rein chat --connect 'http://127.0.0.1:8080/#token=...'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.configure(cmd); err != nil {
+				return err
+			}
 			if len(args) == 1 {
 				if resume != pickSession {
 					return exitf(exitUsage, "rein chat takes no prompt: start it, then type (or --resume <id> to open a conversation)")
@@ -72,13 +72,13 @@ func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 	}
 	base := connect
 	if connect == "" {
-		b, tok, info, closeHost, err := chatHost(cmd, f)
+		x, err := chatHost(cmd, f)
 		if err != nil {
 			return err
 		}
-		defer closeHost()
-		base, token = b, tok
-		opt.Provider, opt.Model, opt.Window = info.name, info.model, info.window
+		defer x.close()
+		base, token = "http://"+x.addr, x.token
+		opt.Provider, opt.Model, opt.Window = x.wired.name, x.wired.model, x.wired.window
 	} else {
 		u, err := url.Parse(connect)
 		if err != nil || u.Host == "" {
@@ -94,72 +94,61 @@ func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 		base = u.String()
 	}
 	hc := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8, IdleConnTimeout: 90 * time.Second}}
-	h := tui.NewClientHost(client.New(base, token, hc), base, token, hc)
+	h := tui.NewClientHost(client.New(base, token, hc))
 	if err := tui.Run(ctx, h, opt); err != nil {
 		return exitf(exitFailed, "chat: %v", err)
 	}
 	return nil
 }
 
-// chatHost starts the in-process host: rein serve's host on a loopback port with a fresh token,
-// so the chat talks to it exactly as to a remote one. closeHost stops what runs (each exchange
-// quiesces, so every record is left settled) and closes the records.
-func chatHost(cmd *cobra.Command, f runFlags) (base, token string, info *wiring, closeHost func(), err error) {
-	var undo []func()
-	closeHost = func() {
-		for i := len(undo) - 1; i >= 0; i-- {
-			undo[i]()
-		}
-	}
-	fail := func(err error) (string, string, *wiring, func(), error) {
-		closeHost()
-		return "", "", nil, nil, err
-	}
+// chatHost starts the in-process host, serving: rein serve's host, with serve's limits on
+// connections, on a loopback port with a fresh token, so the chat talks to it exactly as to a
+// remote one. Its close stops what runs (each exchange quiesces, so every record is left settled)
+// and closes the records.
+func chatHost(cmd *cobra.Command, f runFlags) (*hosted, error) {
 	ws, err := workspace(f.cwd)
 	if err != nil {
-		return fail(exitf(exitUsage, "%v", err))
+		return nil, exitf(exitUsage, "%v", err)
 	}
 	root, err := stateRoot()
 	if err != nil {
-		return fail(exitf(exitUsage, "%v", err))
+		return nil, exitf(exitUsage, "%v", err)
 	}
-	wired, err := f.resolve(cmd.ErrOrStderr())
+	nofile, err := fileLimit()
 	if err != nil {
-		return fail(err)
+		return nil, exitf(exitFailed, "%v", err)
 	}
-	undo = append(undo, wired.close)
-	if _, err := buildRunner(ws, f.permission, f.allow, f.deny); err != nil {
-		return fail(exitf(exitUsage, "%v", err))
+	x, err := startHost(f, ws, root, hostSpec{
+		addr: "127.0.0.1:0", token: freshToken, lim: host.DefaultLimits(nofile), log: chatLog(root), name: "rein chat",
+	}, cmd.ErrOrStderr())
+	if err != nil {
+		return nil, err
 	}
-	// The terminal belongs to the chat: what the host and its HTTP server would print (a record
-	// skipped, a handler's panic) goes to a log beside the sessions instead of across the screen.
-	var logw io.Writer = io.Discard
-	if err := os.MkdirAll(root, 0o700); err == nil {
-		if lf, err := os.OpenFile(filepath.Join(root, "chat.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			logw = redactingWriter{lf}
-			undo = append(undo, func() { lf.Close() })
+	go x.srv.Serve(x.gate)
+	return x, nil
+}
+
+// chatLog opens the chat's log, beside the sessions: the terminal belongs to the chat, so what the
+// host and its HTTP server would print (a record skipped, a handler's panic) goes there instead
+// of across the screen. A log that cannot be opened is done without.
+func chatLog(root string) func() (io.Writer, func()) {
+	return func() (io.Writer, func()) {
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			return io.Discard, func() {}
 		}
+		lf, err := os.OpenFile(filepath.Join(root, "chat.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return io.Discard, func() {}
+		}
+		return redacting(lf), func() { lf.Close() }
 	}
-	h, err := host.Open(host.Config{
-		Root: root, Cwd: ws, Provider: wired.name, Model: wired.model, Window: wired.window, Version: version,
-		Session: session.Options{Redact: redactText}, Log: logw,
-		NewAgentFor: hostAgent(ws, wired, f),
-	})
-	if err != nil {
-		return fail(exitf(exitFailed, "cannot open the host: %v", err))
-	}
-	undo = append(undo, func() { h.Close() })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fail(exitf(exitFailed, "cannot listen on loopback: %v", err))
-	}
+}
+
+// freshToken makes a bearer token for one run of an in-process host.
+func freshToken() (string, error) {
 	var b [24]byte
-	_, _ = rand.Read(b[:])
-	token = hex.EncodeToString(b[:])
-	secrets.Add("REIN_TOKEN", token)
-	srv := &http.Server{Handler: redactResponses(host.NewServer(h, token, ln.Addr().String(), nil)), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: log.New(logw, "rein chat: ", log.LstdFlags)}
-	go srv.Serve(ln)
-	undo = append(undo, func() { srv.Close() }) // first: it ends the event streams
-	return "http://" + ln.Addr().String(), token, wired, closeHost, nil
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
 }

@@ -36,9 +36,6 @@ type config struct {
 	MaxChildrenTotal *int `toml:"max_children_total"`
 }
 
-// settings is the configuration in force for this process: the file, then the environment.
-var settings config
-
 func configPath(getenv func(string) string) string {
 	if x := getenv("XDG_CONFIG_HOME"); x != "" {
 		return filepath.Join(x, "rein", "config.toml")
@@ -93,21 +90,16 @@ func loadConfig(getenv func(string) string) (config, error) {
 	return c, nil
 }
 
-// applySettings loads the configuration and fills every flag of cmd the person did not set. The
-// provider, model and base URL are applied later, in resolveProvider, because a resumed session's
-// recorded provider comes before them.
-func applySettings(cmd *cobra.Command, _ []string) error {
-	if err := checkNumbers(cmd.Flags()); err != nil {
-		return err
-	}
-	if cmd.Flags().Lookup("provider") == nil {
-		return nil // doctor, show, sessions and the edits never read it: a broken file cannot stop them
-	}
+// configure loads the configuration (the file, then the environment) once, for a command that
+// talks to a model, and fills every flag of cmd the person did not set from it. The provider,
+// model, base URL, thinking budget and effort are kept in f (providerFlags.file) and applied later,
+// in resolveProvider, because a resumed session's recorded settings come before them.
+func (f *runFlags) configure(cmd *cobra.Command) error {
 	c, err := loadConfig(os.Getenv)
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
-	settings = c
+	f.file = c
 	set := func(name, value string) error {
 		fl := cmd.Flags().Lookup(name)
 		if fl == nil || fl.Changed || value == "" {
@@ -163,13 +155,13 @@ func withSettings(f providerFlags) providerFlags {
 		return f
 	}
 	if f.provider == "" {
-		f.provider = settings.Provider
+		f.provider = f.file.Provider
 	}
-	if f.model == "" && (f.provider == "" || f.provider == settings.Provider) {
-		f.model = settings.Model
+	if f.model == "" && (f.provider == "" || f.provider == f.file.Provider) {
+		f.model = f.file.Model
 	}
-	if f.baseURL == "" && (f.provider == "" || f.provider == settings.Provider) {
-		f.baseURL = settings.BaseURL
+	if f.baseURL == "" && (f.provider == "" || f.provider == f.file.Provider) {
+		f.baseURL = f.file.BaseURL
 	}
 	return f
 }

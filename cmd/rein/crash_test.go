@@ -70,22 +70,7 @@ func simArgs(script string) []string {
 func TestCrashLoop(t *testing.T) {
 	reinBin(t)
 	began := time.Now()
-	seed := uint64(crashSeed)
-	if s := os.Getenv("REIN_CRASH_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("REIN_CRASH_SEED: %v", err)
-		}
-		seed = v
-	}
-	only := -1
-	if s := os.Getenv("REIN_CRASH_KILL"); s != "" {
-		v, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatalf("REIN_CRASH_KILL: %v", err)
-		}
-		only = v
-	}
+	seed, only := crashEnv(t)
 	kills := 100
 	if testing.Short() {
 		kills = 10
@@ -160,6 +145,27 @@ func TestCrashLoop(t *testing.T) {
 	if only < 0 && killed < kills {
 		t.Errorf("only %d of %d kills landed", killed, kills)
 	}
+}
+
+// crashEnv returns the crash loops' seed (REIN_CRASH_SEED, else crashSeed) and the one kill to
+// run (REIN_CRASH_KILL), or -1 for all.
+func crashEnv(t *testing.T) (seed uint64, only int) {
+	seed, only = crashSeed, -1
+	if s := os.Getenv("REIN_CRASH_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("REIN_CRASH_SEED: %v", err)
+		}
+		seed = v
+	}
+	if s := os.Getenv("REIN_CRASH_KILL"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatalf("REIN_CRASH_KILL: %v", err)
+		}
+		only = v
+	}
+	return seed, only
 }
 
 // crashOnce runs one kill and its checks. It returns the phase the record was in at the kill, and
@@ -340,8 +346,9 @@ func simulateTear(t *testing.T, path string, kind, n int) {
 }
 
 // checkSettle checks what a settle-only resume appended to a record whose state at the kill was
-// st: an answer to each owed call (interrupted if it had started, else not_executed), a
-// quiesced{crashed} naming them if the exchange was in flight, then session_resumed; nothing else.
+// st: an answer to each owed call (the result its tool_finished kept, byte for byte, if it
+// finished; else interrupted if it had started; else not_executed), a quiesced{crashed} naming
+// them if the exchange was in flight, then session_resumed; nothing else.
 func checkSettle(added []record.Record, st *fold.State) error {
 	owed := st.Owed()
 	i := 0
@@ -364,6 +371,12 @@ func checkSettle(added []record.Record, st *fold.State) error {
 		var ids []string
 		for _, res := range tr.Results {
 			ids = append(ids, res.CallID)
+			if kept, ok := st.Finished(res.CallID); ok {
+				if res != kept {
+					return fmt.Errorf("call %s finished before the kill with %+v; the resume answers %+v", res.CallID, kept, res)
+				}
+				continue
+			}
 			want := record.NotExecuted
 			if st.Started(res.CallID) {
 				want = record.Interrupted

@@ -7,12 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"strings"
 
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
-	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/session"
 	"github.com/spf13/cobra"
 )
 
@@ -67,60 +66,31 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 	if err := sniff(out, path, fi); err != nil || fi.Size() == 0 {
 		return err
 	}
-	st := fold.New()
-	var good int64 // the end of the last line judged admissible
-	blobs := journal.Blobs(fsys.OS{}, path)
-	verify := func(seq int64, line []byte, loc record.Locus) error {
-		r, err := record.DecodeWith(line, seq, blobs)
-		if err != nil {
-			return err
-		}
-		if err := st.Step(r); err != nil {
-			return err
-		}
-		good = loc.Off + loc.Len
-		return nil
+	c, err := session.Check(fsys.OS{}, path, dry)
+	if err != nil {
+		return exitf(exitFailed, "%v", err)
 	}
-	var rep journal.Report
-	// live names the process writing the record now, if one is: doctor then only reads.
-	var live *fsys.Holder
-	if dry {
-		if h, held, lerr := journal.Live(fsys.OS{}, path); lerr == nil && held {
-			live = &h
-		}
-		rep, err = journal.Inspect(fsys.OS{}, path, verify)
-	} else {
-		var w *journal.Writer
-		w, rep, err = journal.Open(fsys.OS{}, path, verify)
-		var held *journal.HeldError
-		if errors.As(err, &held) {
-			if repair {
-				herr, _ := heldRefusal("cannot repair", err)
-				return herr
-			}
-			live = &held.Holder
-			rep, err = journal.Inspect(fsys.OS{}, path, verify) // Open read nothing
-		}
-		if w != nil {
-			w.Close()
-		}
+	if c.Live != nil && repair {
+		herr, _ := heldRefusal("cannot repair", &journal.HeldError{Path: path, Holder: *c.Live})
+		return herr
 	}
-	var refused *journal.RefusedError
-	if errors.As(err, &refused) {
-		// A fold refusal already names its record; say it once.
-		if strings.HasPrefix(refused.Reason, fmt.Sprintf("record %d ", refused.Line)) {
-			fmt.Fprintf(out, "refused: %s\n", refused.Reason)
+	if refused := c.Refused; refused != nil {
+		// The fold's refusal names its record itself ("record N arrives after ..."); say it once.
+		// A damaged line (a *record.DecodeError, a checksum) is named here.
+		var judged *fold.Refusal
+		if errors.As(refused, &judged) {
+			fmt.Fprintf(out, "refused: %v\n", judged)
 		} else {
 			fmt.Fprintf(out, "refused: record %d: %s\n", refused.Line, refused.Reason)
 		}
-		if live != nil {
-			fmt.Fprintf(out, "  live: held by %s; stop it before any repair\n", live)
+		if c.Live != nil {
+			fmt.Fprintf(out, "  live: held by %s; stop it before any repair\n", c.Live)
 		}
 		if !repair {
 			fmt.Fprintf(out, "  %s was not changed (--repair would move record %d and everything after it to %s%s)\n", path, refused.Line, path, journal.TornSuffix)
 			return exitf(exitFailed, "")
 		}
-		moved, err := journal.Cut(fsys.OS{}, path, good)
+		moved, err := journal.Cut(fsys.OS{}, path, c.Good)
 		if herr, ok := heldRefusal("cannot repair", err); ok {
 			return herr
 		}
@@ -130,26 +100,24 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 		fmt.Fprintf(out, "repaired: moved %d bytes (record %d on) to %s%s; records 1–%d kept\n", moved, refused.Line, path, journal.TornSuffix, refused.Line-1)
 		return doctor(out, path, false, false)
 	}
-	if err != nil {
-		return exitf(exitFailed, "%v", err)
-	}
+	st := c.State
 	s := st.Stats()
 	fmt.Fprintf(out, "admissible: %s\n", path)
 	fmt.Fprintf(out, "  records %d, turns %d (resident %d), residues %d, phase %s, bytes %d\n", s.Records, s.Turns, s.Resident, s.Residues, s.Phase, s.Bytes)
 	switch {
-	case live != nil:
-		fmt.Fprintf(out, "  live: held by %s, which is writing it now\n", live)
+	case c.Live != nil:
+		fmt.Fprintf(out, "  live: held by %s, which is writing it now\n", c.Live)
 	case st.InFlight() || !st.IsReady():
 		fmt.Fprintf(out, "  the last exchange was left in flight; a resume settles it (owed calls answered, reason crashed)\n")
 	}
-	if rep.Torn > 0 {
+	if torn := c.Report.Torn; torn > 0 {
 		switch {
-		case live != nil:
-			fmt.Fprintf(out, "  %d bytes after the last complete line: the line its writer is appending (left alone)\n", rep.Torn)
+		case c.Live != nil:
+			fmt.Fprintf(out, "  %d bytes after the last complete line: the line its writer is appending (left alone)\n", torn)
 		case dry:
-			fmt.Fprintf(out, "  torn tail: %d bytes after the last complete line (not quarantined: --dry-run)\n", rep.Torn)
+			fmt.Fprintf(out, "  torn tail: %d bytes after the last complete line (not quarantined: --dry-run)\n", torn)
 		default:
-			fmt.Fprintf(out, "  torn tail: %d bytes quarantined to %s%s and trimmed\n", rep.Torn, path, journal.TornSuffix)
+			fmt.Fprintf(out, "  torn tail: %d bytes quarantined to %s%s and trimmed\n", torn, path, journal.TornSuffix)
 		}
 	}
 	return nil

@@ -147,6 +147,10 @@ func judge(t *testing.T, sb *sandbox, d damage) {
 			if got, _ := strconv.ParseInt(m[1], 10, 64); got != d.want {
 				t.Errorf("%s: refused naming record %d, want record %d\n%s", what, got, d.want, res.stdout)
 			}
+			// The record is named once, whether the fold judged it or the line is damaged.
+			if twice := fmt.Sprintf("refused: record %d: record %d", d.want, d.want); strings.Contains(res.stdout, twice) {
+				t.Errorf("%s: the refusal names its record twice\n%s", what, res.stdout)
+			}
 			if !bytes.Equal(after, d.data) {
 				t.Errorf("%s: the refused file was changed", what)
 			}

@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strconv"
-	"time"
 
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/record"
@@ -148,24 +146,16 @@ func newForkCmd() *cobra.Command {
 			if err != nil {
 				return exitf(exitFailed, "cannot read %s: %v", args[0], err)
 			}
-			inh, err := parent.Inheritance(at)
-			if err != nil {
-				return exitf(exitFailed, "cannot fork: %v", err)
-			}
 			meta := parent.Snapshot().Meta()
-			id := session.NewID(time.Now())
-			dir := filepath.Join(filepath.Dir(filepath.Dir(parent.Path())), id)
-			child, err := session.Create(dir, session.Options{Redact: redactText}, &record.SessionStarted{
-				Session: id, Provider: meta.Provider, Model: meta.Model, ContextWindow: meta.ContextWindow, Cwd: meta.Cwd, Version: version, Parent: parent.ID(),
+			child, err := session.Fork(parent, at, session.Options{Redact: redactText}, record.SessionStarted{
+				Provider: meta.Provider, Model: meta.Model, ContextWindow: meta.ContextWindow, Cwd: meta.Cwd, Version: version,
 			})
 			if err != nil {
-				return exitf(exitFailed, "cannot create the fork: %v", err)
+				return exitf(exitFailed, "cannot %v", err) // "fork <id>: ...", "start a session: ..."
 			}
 			defer child.Close()
-			if err := child.Commit(inh); err != nil {
-				return exitf(exitFailed, "cannot fork: %v", err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "forked %s at turn %d as %s\ncontinue it with: rein resume %s \"<prompt>\"\n", parent.ID(), inh.At, id, id)
+			upTo := child.Snapshot().Newest() // the newest turn inherited
+			fmt.Fprintf(cmd.OutOrStdout(), "forked %s at turn %d as %s\ncontinue it with: rein resume %s \"<prompt>\"\n", parent.ID(), upTo, child.ID(), child.ID())
 			return nil
 		},
 	}

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
@@ -733,7 +734,7 @@ func TestSecondServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.api.Send(ctx, v.ID, client.Message{Op: client.NewOp(), Text: "hello"}); err != nil {
+	if _, err := a.api.Send(ctx, v.ID, api.Message{Op: client.NewOp(), Text: "hello"}); err != nil {
 		t.Fatal(err)
 	}
 	b := startServe(t, sb)
@@ -745,8 +746,8 @@ func TestSecondServe(t *testing.T) {
 	if len(vs) != 1 || vs[0].Held == nil || vs[0].Held.PID != pidA || !strings.Contains(vs[0].Held.Command, "rein serve") {
 		t.Fatalf("the second host lists %+v; want the conversation held by pid %d (rein serve)", vs, pidA)
 	}
-	_, err = b.api.Send(ctx, v.ID, client.Message{Op: client.NewOp(), Text: "me too"})
-	var ce *client.Error
+	_, err = b.api.Send(ctx, v.ID, api.Message{Op: client.NewOp(), Text: "me too"})
+	var ce *api.Error
 	if !errors.As(err, &ce) || ce.Status != 409 || ce.Code != "held" || !strings.Contains(ce.Message, fmt.Sprintf("pid %d (rein serve", pidA)) ||
 		!strings.Contains(ce.Message, "rein chat --connect") {
 		t.Fatalf("a send through the second host = %v; want 409 held naming pid %d", err, pidA)
@@ -762,7 +763,7 @@ func TestSecondServe(t *testing.T) {
 	if err != nil || len(vs) != 1 || vs[0].Held != nil {
 		t.Fatalf("after the first host stopped, the second lists %+v, %v; want it not held", vs, err)
 	}
-	if _, err := b.api.Send(ctx, v.ID, client.Message{Op: client.NewOp(), Text: "me too, now"}); err != nil {
+	if _, err := b.api.Send(ctx, v.ID, api.Message{Op: client.NewOp(), Text: "me too, now"}); err != nil {
 		t.Fatalf("a send through the second host once the first is gone: %v", err)
 	}
 }

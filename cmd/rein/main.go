@@ -48,12 +48,12 @@ func main() {
 	// redacted.
 	hardened := harden()
 	takeSecrets()
-	stderr := redactingWriter{os.Stderr}
+	stderr := redacting(os.Stderr)
 	if hardened != nil {
 		fmt.Fprintf(stderr, "rein: warning: cannot make the process non-dumpable (%v): a tool running as you could read rein's API keys from /proc\n", hardened)
 	}
 	root := newRoot()
-	root.SetOut(redactingWriter{os.Stdout})
+	root.SetOut(redacting(os.Stdout))
 	root.SetErr(stderr)
 	err := root.Execute()
 	if err == nil {
@@ -102,6 +102,9 @@ Try it offline against the built-in simulator:
 With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --provider sim.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.configure(cmd); err != nil {
+				return err
+			}
 			if len(args) == 0 && f.prompt == "" && !readable(os.Stdin) {
 				return cmd.Help()
 			}
@@ -110,10 +113,13 @@ With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --prov
 			}
 			return run(cmd, args)
 		},
-		SilenceUsage:      true,
-		SilenceErrors:     true,
-		Version:           version,
-		PersistentPreRunE: applySettings,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+		// Every command's numeric flags are judged before it runs; the configuration is loaded by
+		// the commands that talk to a model (runFlags.configure), and only by them: a broken file
+		// cannot stop doctor, show, sessions or the edits.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error { return checkNumbers(cmd.Flags()) },
 	}
 	root.SuggestionsMinimumDistance = 2
 	f.register(root)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 
@@ -68,67 +67,5 @@ func addURLSecrets(name, raw string) {
 	}
 }
 
-// redactingWriter redacts each write before passing it on. Everything rein prints is written a
-// line or a whole message at a time, and streamed model text is already redacted by the session,
-// which holds back a piece that could be the start of a secret.
-type redactingWriter struct{ w io.Writer }
-
-func (r redactingWriter) Write(b []byte) (int, error) {
-	s := secrets.Redact(string(b))
-	if _, err := io.WriteString(r.w, s); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
-
-// unredacted returns the writer a redactingWriter wraps, for the one line that must show a
-// secret: rein serve's URL with the token the person opens it with.
-func unredacted(w io.Writer) io.Writer {
-	if r, ok := w.(redactingWriter); ok {
-		return r.w
-	}
-	return w
-}
-
-// redactResponses redacts every response body the host writes: records and live events already
-// come redacted from the sessions, and this catches what does not (an error's words).
-func redactResponses(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&redactingResponse{ResponseWriter: w}, r)
-	})
-}
-
-// redactingResponse redacts each write of a response. Redacting can change a body's length, so a
-// Content-Length set before is dropped; the server sends the body chunked instead.
-type redactingResponse struct {
-	http.ResponseWriter
-	wrote bool
-}
-
-func (w *redactingResponse) WriteHeader(code int) {
-	if !w.wrote {
-		w.wrote = true
-		w.Header().Del("Content-Length")
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *redactingResponse) Write(b []byte) (int, error) {
-	if !w.wrote {
-		w.WriteHeader(http.StatusOK)
-	}
-	if _, err := io.WriteString(w.ResponseWriter, secrets.Redact(string(b))); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
-
-// Flush lets event streams flush through the wrapper.
-func (w *redactingResponse) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (w *redactingResponse) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+// redacting wraps w so that every secret this process holds is redacted from what is written.
+func redacting(w io.Writer) io.Writer { return redact.Writer{W: w, Secrets: &secrets} }

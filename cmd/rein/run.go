@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/console"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/provider"
@@ -102,15 +100,20 @@ Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
   rein run --resume 20261129-194512 "now add a test for it"
   rein run --provider openai --base-url http://localhost:11434/v1 --model qwen3 "hello"`,
 		Args: cobra.ArbitraryArgs,
-		RunE: runE(&f),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.configure(cmd); err != nil {
+				return err
+			}
+			return runE(&f)(cmd, args)
+		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue this session (an id, a unique prefix of one, or a record path)")
 	return cmd
 }
 
-// runE is what `rein run` and `rein "<prompt>"` do: build the prompt from the arguments, -p and
-// standard input, and run the session.
+// runE is what `rein run` and `rein "<prompt>"` do once configured: build the prompt from the
+// arguments, -p and standard input, and run the session.
 func runE(f *runFlags) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		f.changed = cmd.Flags().Changed
@@ -137,6 +140,9 @@ stands. A session another process is writing now (a rein run, a host) is refused
 naming that process, with exit code 4; the exit codes are those of rein run.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.configure(cmd); err != nil {
+				return err
+			}
 			ref, prompt := "", ""
 			switch len(args) {
 			case 1:
@@ -160,9 +166,6 @@ naming that process, with exit code 4; the exit codes are those of rein run.`,
 }
 
 func looksLikeSession(arg, cwd string) bool {
-	if _, err := os.Stat(arg); err == nil {
-		return true
-	}
 	root, err := stateRoot()
 	if err != nil {
 		return false
@@ -171,11 +174,11 @@ func looksLikeSession(arg, cwd string) bool {
 	if err != nil {
 		return false
 	}
-	_, err = session.Find(root, ws, arg)
+	_, err = session.Resolve(root, ws, arg)
 	return err == nil
 }
 
-// runSession is rein's main job: open or create a session, take up the prompt, print the
+// runSession is rein's main job: open or start a session, take up the prompt, print the
 // exchange, and exit with a code that says how it ended.
 func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) error {
 	// A closed standard output (rein run ... | head -1) is a Stop, not a death: with SIGPIPE
@@ -190,121 +193,16 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	guard := &stdoutGuard{w: stdout, gone: func() { stop(errStdoutClosed) }}
 	stdout = guard
 
-	ws, err := workspace(f.cwd)
+	a, ws, closeAll, err := f.agentFor(stderr, resume)
 	if err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
-	root, err := stateRoot()
-	if err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
-	// The rules and the mode are judged before anything is opened or created: a misspelt rule
-	// leaves no session behind.
-	if _, err := policyFrom(f.permission, f.allow, f.deny); err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
-	if err := allowHasEffect(f); err != nil {
 		return err
 	}
-	opts := session.Options{Redact: redactText}
-	var sess *session.Session
-	resumed := false
-
+	defer closeAll()
+	sess := a.Session()
+	out := console.NewPrinter(stdout, stderr, f.asJSON)
+	out.Session(sess)
+	finish := out.Follow(sess)
 	if resume != "" {
-		var path string
-		if resume == "newest" {
-			entries, err := session.List(root, ws)
-			if err != nil {
-				return exitf(exitFailed, "%v", err)
-			}
-			if len(entries) == 0 {
-				return exitf(exitUsage, "there is no session to resume in %s; start one with: rein run \"<prompt>\"", ws)
-			}
-			path = entries[0].Path
-		} else if e, err := session.Find(root, ws, resume); err == nil {
-			path = e.Path
-		} else {
-			return exitf(exitUsage, "%v", err)
-		}
-		s, rep, err := session.Open(path, opts)
-		if herr, ok := heldRefusal("cannot resume", err); ok {
-			return herr
-		}
-		var refused *journal.RefusedError
-		if errors.As(err, &refused) {
-			return exitf(exitFailed, "cannot resume: %v\n  `rein doctor %s` says more; if a crash damaged the record's tail, `rein doctor --repair %s` moves it aside (nothing is deleted)", err, path, path)
-		}
-		if err != nil {
-			return exitf(exitFailed, "cannot resume: %v", err)
-		}
-		if rep.Torn > 0 {
-			fmt.Fprintf(stderr, "rein: quarantined a torn tail of %d bytes to %s%s\n", rep.Torn, path, journal.TornSuffix)
-		}
-		sess, resumed = s, true
-	}
-	var was fold.Meta // the settings a resumed session was last run under
-	if sess != nil {
-		was = sess.Snapshot().Meta()
-		if err := f.keepSettings(was, ws); err != nil {
-			sess.Close()
-			return err
-		}
-	}
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
-	if err != nil {
-		if sess != nil {
-			sess.Close()
-		}
-		return exitf(exitUsage, "%v", err)
-	}
-	wired, err := f.resolve(stderr)
-	if err != nil {
-		if sess != nil {
-			sess.Close()
-		}
-		return err
-	}
-	if sess != nil {
-		sayChanges(stderr, was, ws, wired, f.permission)
-	}
-	defer wired.close()
-	if sess == nil {
-		id := session.NewID(time.Now())
-		s, err := session.Create(filepath.Join(session.ProjectDir(root, ws), id), opts, &record.SessionStarted{
-			Session: id, Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
-			BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
-		})
-		if err != nil {
-			return exitf(exitFailed, "cannot create the session: %v", err)
-		}
-		sess = s
-	}
-	defer sess.Close()
-
-	ds := doors(ws, wired, f)
-	a := agent.New(agent.Config{
-		Session: sess, Client: wired.client, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
-		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
-		System: systemPrompt(ws), Runner: runner, Doors: ds, MaxTurns: f.maxTurns, Window: wired.window,
-		AwaitChildren: true,
-	})
-	kids := a.Children()
-	out := newPrinter(stdout, stderr, f.asJSON)
-	out.session(sess)
-	updates, unsubscribe := sess.Subscribe()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for u := range updates {
-			out.update(sess, u)
-		}
-	}()
-	finish := func() {
-		unsubscribe()
-		wg.Wait()
-	}
-	if resumed {
 		if err := a.Settle(ws, version); err != nil {
 			finish()
 			return exitf(exitFailed, "cannot settle the session: %v", err)
@@ -312,7 +210,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}
 	if prompt == "" {
 		finish()
-		out.standing(sess)
+		out.Standing(sess)
 		if guard.closed() {
 			return exitf(exitPipeGone, "")
 		}
@@ -340,28 +238,16 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		}
 	}()
 
-	if kids != nil {
-		// A Stop (Ctrl-C, a closed standard output) stops the children beside the parent, not
-		// after it.
-		defer context.AfterFunc(ctx, kids.Stop)()
-	}
-	// The exchange awaits the child agents the model starts: their replies are taken up as they
-	// arrive, as harness-authored imports, and the model continues (agent.Config.AwaitChildren).
-	res := a.TakeUp(ctx, agent.Prompt{Text: prompt})
-	if kids != nil {
-		// Whatever ended the exchange, no child outlives rein: each is stopped, settled and closed,
-		// and a reply that reached the parent too late to be taken up is recorded.
-		if err := errors.Join(kids.Close(), a.RecordArrivals(res.Reason)); err != nil && res.Err == nil {
-			res.Err = err
-		}
-	}
+	// The exchange awaits the child agents the model starts, taking up their replies as they
+	// arrive; a Stop (Ctrl-C, a closed standard output) stops them beside it, and none outlives it.
+	res := a.TakeUpLast(ctx, agent.Prompt{Text: prompt})
 	finish()
 	if guard.closed() {
 		// Stopped as by Ctrl-C, whatever the exchange had reached: it settled (quiesced, owed
 		// calls answered), so the session resumes where it ended.
 		return exitf(exitPipeGone, "standard output was closed, so rein stopped the exchange; the session is settled and resumable: rein resume %s", sess.ID())
 	}
-	out.result(sess, res)
+	out.Result(sess, res)
 	switch {
 	case res.Err != nil && res.Reason != fold.Cancelled:
 		var pe *provider.Error
@@ -379,6 +265,104 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		return exitf(exitLimit, "the exchange reached its limit of %d turns; to go on: rein resume %s \"continue\"", f.maxTurns, sess.ID())
 	}
 	return nil
+}
+
+// agentFor opens the session resume names (a new one when resume is empty) and builds its agent
+// as the flags say, in the workspace ws. closeAll closes the session, then the provider. A
+// resumed session keeps the settings it was last run under unless a flag changes one (said, and
+// recorded by the resume).
+func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws string, closeAll func(), err error) {
+	if ws, err = workspace(f.cwd); err != nil {
+		return nil, "", nil, exitf(exitUsage, "%v", err)
+	}
+	root, err := stateRoot()
+	if err != nil {
+		return nil, "", nil, exitf(exitUsage, "%v", err)
+	}
+	// The rules and the mode are judged before anything is opened or created: a misspelt rule
+	// leaves no session behind.
+	if _, err := policyFrom(f.permission, f.allow, f.deny); err != nil {
+		return nil, "", nil, exitf(exitUsage, "%v", err)
+	}
+	if err := allowHasEffect(*f); err != nil {
+		return nil, "", nil, err
+	}
+	var sess *session.Session
+	fail := func(err error) (*agent.Agent, string, func(), error) {
+		if sess != nil {
+			sess.Close()
+		}
+		return nil, "", nil, err
+	}
+	var was fold.Meta // the settings a resumed session was last run under
+	if resume != "" {
+		if sess, err = reopen(stderr, root, ws, resume); err != nil {
+			return fail(err)
+		}
+		was = sess.Snapshot().Meta()
+		if err := f.keepSettings(was, ws); err != nil {
+			return fail(err)
+		}
+	}
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+	if err != nil {
+		return fail(exitf(exitUsage, "%v", err))
+	}
+	wired, err := f.resolve(stderr)
+	if err != nil {
+		return fail(err)
+	}
+	if sess != nil {
+		sayChanges(stderr, was, ws, wired, f.permission)
+	} else if sess, err = session.Start(session.ProjectDir(root, ws), session.Options{Redact: redactText}, record.SessionStarted{
+		Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
+		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
+	}); err != nil {
+		wired.close()
+		return fail(exitf(exitFailed, "cannot create the session: %v", err))
+	}
+	cfg := agentConfig(sess, ws, wired, *f, runner)
+	// Recorded with the session's start and each resume, so a resume goes back to the same server
+	// under the same mode.
+	cfg.BaseURL, cfg.PermissionMode = recordedURL(wired.baseURL), f.permission
+	// rein run's exchange awaits the child agents its model starts (agent.Config.AwaitChildren).
+	cfg.AwaitChildren = true
+	return agent.New(cfg), ws, func() { sess.Close(); wired.close() }, nil
+}
+
+// reopen opens the session ref names ("newest": the workspace's newest) to continue it, saying so
+// when it quarantined a torn tail.
+func reopen(stderr io.Writer, root, ws, ref string) (*session.Session, error) {
+	var e session.Entry
+	var err error
+	if ref == "newest" {
+		e, err = session.Newest(root, ws)
+	} else {
+		e, err = session.Resolve(root, ws, ref)
+	}
+	switch {
+	case ref == "newest" && errors.Is(err, session.ErrNotFound):
+		return nil, exitf(exitUsage, "there is no session to resume in %s; start one with: rein run \"<prompt>\"", ws)
+	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrAmbiguous):
+		return nil, exitf(exitUsage, "%v", err)
+	case err != nil:
+		return nil, exitf(exitFailed, "%v", err)
+	}
+	s, rep, err := session.Open(e.Path, session.Options{Redact: redactText})
+	if herr, ok := heldRefusal("cannot resume", err); ok {
+		return nil, herr
+	}
+	var refused *journal.RefusedError
+	if errors.As(err, &refused) {
+		return nil, exitf(exitFailed, "cannot resume: %v\n  `rein doctor %s` says more; if a crash damaged the record's tail, `rein doctor --repair %s` moves it aside (nothing is deleted)", err, e.Path, e.Path)
+	}
+	if err != nil {
+		return nil, exitf(exitFailed, "cannot resume: %v", err)
+	}
+	if rep.Torn > 0 {
+		fmt.Fprintf(stderr, "rein: quarantined a torn tail of %d bytes to %s%s\n", rep.Torn, e.Path, journal.TornSuffix)
+	}
+	return s, nil
 }
 
 func oneLine(err error) string {
@@ -436,207 +420,3 @@ func (g *stdoutGuard) Write(p []byte) (int, error) {
 
 // closed reports whether a write found standard output closed.
 func (g *stdoutGuard) closed() bool { return g.shut.Load() }
-
-type printer struct {
-	mu      sync.Mutex
-	out     io.Writer
-	err     io.Writer
-	json    bool
-	midLine bool
-	// attemptText: text of the reply being streamed was printed since its attempt began.
-	attemptText bool
-}
-
-func newPrinter(out, errw io.Writer, asJSON bool) *printer {
-	p := &printer{out: out, err: errw, json: asJSON}
-	return p
-}
-
-// emit prints one JSON object whose keys keep the order given: "type" first, always.
-func (p *printer) emit(kv ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i := 0; i+1 < len(kv); i += 2 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(kv[i])
-		v, err := json.Marshal(kv[i+1])
-		if err != nil {
-			v, _ = json.Marshal(err.Error())
-		}
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteString("}\n")
-	_, _ = p.out.Write(b.Bytes())
-}
-
-func (p *printer) session(s *session.Session) {
-	if p.json {
-		p.emit("type", "session", "id", s.ID(), "record", s.Path())
-		return
-	}
-	fmt.Fprintf(p.err, "rein: session %s\n", s.ID())
-}
-
-func (p *printer) line(w io.Writer, format string, args ...any) {
-	if p.midLine {
-		fmt.Fprintln(p.out)
-		p.midLine = false
-	}
-	fmt.Fprintf(w, format, args...)
-}
-
-func (p *printer) update(s *session.Session, u session.Update) {
-	if p.json {
-		if u.Live != nil {
-			switch u.Live.Kind {
-			case "text", "thinking", "restart", "status":
-				p.emit("type", u.Live.Kind, "text", u.Live.Text)
-			}
-			return
-		}
-		p.emit("type", "record", "seq", u.Record.Seq, "kind", u.Record.Kind(), "payload", u.Record.Body)
-		return
-	}
-	if u.Live != nil {
-		switch u.Live.Kind {
-		case "text":
-			fmt.Fprint(p.out, u.Live.Text)
-			p.midLine = !strings.HasSuffix(u.Live.Text, "\n")
-			p.attemptText = p.attemptText || u.Live.Text != ""
-		case "restart":
-			// What this attempt printed is not what the model said: the record will hold only
-			// the retried reply. Say so where the text went, not only on stderr.
-			if p.attemptText {
-				p.line(p.out, "[rein: the text above was discarded: the stream failed and the reply is being retried]\n")
-				p.attemptText = false
-			}
-			p.line(p.err, "rein: the stream failed after output began; retrying from the start\n")
-		case "tool_start":
-			p.line(p.out, "⏺ %s\n", callSummary(u.Live.Name, u.Live.Text))
-		}
-		return
-	}
-	switch b := u.Record.Body.(type) {
-	case *record.TurnStarted:
-		p.attemptText = false
-	case *record.AssistantMessage:
-		p.attemptText = false
-		if p.midLine {
-			fmt.Fprintln(p.out)
-			p.midLine = false
-		}
-	case *record.ToolResults:
-		for _, r := range b.Results {
-			p.line(p.out, "  ⎿ %s%s\n", outcomeWord(r.Outcome), preview(r.Content))
-		}
-	case *record.Import:
-		if b.Source == "child" && len(b.Message.Parts) > 0 {
-			head, _, _ := strings.Cut(b.Message.Parts[0].Text, "\n")
-			p.line(p.err, "%s\n", head)
-		}
-	case *record.Repaired:
-		p.line(p.err, "rein: repaired the reply: %s\n", b.What)
-	case *record.ProviderError:
-		if b.Status != 0 {
-			p.line(p.err, "rein: provider error: %s (%d): %s\n", b.Class, b.Status, b.Message)
-		} else {
-			p.line(p.err, "rein: provider error: %s: %s\n", b.Class, b.Message)
-		}
-	case *record.RetryScheduled:
-		p.line(p.err, "rein: retrying in %s (attempt %d)\n", (time.Duration(b.DelayMs) * time.Millisecond).String(), b.Attempt+1)
-	case *record.Quiesced:
-		if len(b.Answered) > 0 {
-			p.line(p.err, "rein: answered %d owed tool call(s) (%s)\n", len(b.Answered), b.Reason)
-		}
-	case *record.Failure:
-		p.line(p.err, "rein: %s\n", b.Message)
-	case *record.Pressure:
-		if b.Limit > 0 {
-			p.line(p.err, "rein: the provider refused the context as too long; this session now keeps to its limit of %d tokens\n", b.Limit)
-		}
-	case *record.Evicted:
-		if b.By == record.ByHarness {
-			p.line(p.err, "rein: evicted turns %d–%d to stay within the context window (they stay readable: rein show, or the transcript tool)\n", b.From, b.To)
-		}
-	}
-}
-
-func (p *printer) result(s *session.Session, res agent.Outcome) {
-	if p.json {
-		kv := []any{"type", "result", "reason", res.Reason, "session", s.ID()}
-		if res.Err != nil {
-			kv = append(kv, "error", res.Err.Error())
-		}
-		if len(res.Withdrawn) > 0 {
-			kv = append(kv, "withdrawn", res.Withdrawn)
-		}
-		p.emit(kv...)
-		return
-	}
-	if p.midLine {
-		fmt.Fprintln(p.out)
-		p.midLine = false
-	}
-	if res.Reason == fold.Cancelled {
-		fmt.Fprintf(p.err, "rein: stopped; the session is settled and resumable: rein resume %s\n", s.ID())
-	}
-}
-
-func (p *printer) standing(s *session.Session) {
-	st := s.Snapshot()
-	phase, turns := st.Phase().String(), st.NumTurns()
-	if p.json {
-		p.emit("type", "result", "reason", "settled", "session", s.ID(), "phase", phase, "turns", turns)
-		return
-	}
-	fmt.Fprintf(p.out, "session %s is settled: %d turns, %s. Continue with: rein resume %s \"<prompt>\"\n", s.ID(), turns, phase, s.ID())
-}
-
-func callSummary(name, args string) string {
-	var a map[string]any
-	_ = json.Unmarshal([]byte(args), &a)
-	for _, k := range []string{"description", "command", "path", "pattern", "op"} {
-		if v, ok := a[k].(string); ok && v != "" {
-			return fmt.Sprintf("%s(%s)", name, clip(v, 80))
-		}
-	}
-	return name
-}
-
-func outcomeWord(o record.Outcome) string {
-	if o == record.OK {
-		return ""
-	}
-	return string(o) + ": "
-}
-
-func preview(content string) string {
-	content = strings.TrimSpace(content)
-	if i := strings.LastIndex(content, "\nTURN: "); i >= 0 {
-		content = strings.TrimSpace(content[:i])
-	} else if strings.HasPrefix(content, "TURN: ") {
-		content = ""
-	}
-	lines := strings.Split(content, "\n")
-	if len(lines) > 3 {
-		return strings.Join(lines[:3], "\n    ") + fmt.Sprintf("\n    … %d more lines", len(lines)-3)
-	}
-	if content == "" {
-		return "(no output)"
-	}
-	return strings.Join(lines, "\n    ")
-}
-
-func clip(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}

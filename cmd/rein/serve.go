@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"log"
 	"math"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,9 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/host"
-	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/redact"
 	"github.com/reinhq/rein/internal/web"
 	"github.com/spf13/cobra"
 )
@@ -57,6 +53,9 @@ refusal is immediate (429 or 503 with a JSON error, docs/api.md). The caps left 
   rein serve --addr 127.0.0.1:8080`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.configure(cmd); err != nil {
+				return err
+			}
 			return serve(cmd, f, sf)
 		},
 	}
@@ -83,39 +82,14 @@ func serveToken(root string) (string, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return "", err
 	}
-	var b [24]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	tok, err := freshToken()
+	if err != nil {
 		return "", err
 	}
-	tok := hex.EncodeToString(b[:])
 	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
 		return "", err
 	}
 	return tok, nil
-}
-
-// hostAgent builds each conversation's agent for a host (rein serve, rein chat): its own tools
-// (its own shell and working directory), the conversation's model, and the host's approver, which
-// puts the calls the policy asks about (--permission-mode ask) to the person.
-func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
-	return func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
-		if s.Provider != "" && s.Provider != wired.name {
-			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
-		}
-		runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
-		if err != nil {
-			return nil, err
-		}
-		runner.Approver = s.Approver
-		model := s.Model
-		if model == "" {
-			model = wired.model
-		}
-		return agent.New(agent.Config{
-			Session: sess, Client: wired.client, Provider: wired.name, Model: model, MaxTokens: f.maxTokens,
-			Thinking: wired.thinking, Effort: wired.effort, System: systemPrompt(ws), Runner: runner, Doors: doors(ws, wired, f), MaxTurns: f.maxTurns, Window: wired.window,
-		}), nil
-	}
 }
 
 // fileLimit returns the process's soft limit on open files. Go raises it to the hard limit at
@@ -197,58 +171,23 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags) error {
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
-	wired, err := f.resolve(cmd.ErrOrStderr())
+	x, err := startHost(f, ws, root, hostSpec{
+		addr: sf.addr, token: func() (string, error) { return serveToken(root) }, lim: lim,
+		caps: host.Config{MaxConversations: sf.maxConvs, MaxOpen: maxOpen, CreateRate: sf.createRate, CreateBurst: sf.createBurst},
+		web:  web.Files(), log: func() (io.Writer, func()) { return cmd.ErrOrStderr(), func() {} }, name: "rein serve",
+	}, cmd.ErrOrStderr())
 	if err != nil {
 		return err
 	}
-	defer wired.close()
-	if _, err := buildRunner(ws, f.permission, f.allow, f.deny); err != nil {
-		return exitf(exitUsage, "%v", err)
-	}
-	token, err := serveToken(root)
-	if err != nil {
-		return exitf(exitFailed, "cannot create the token: %v", err)
-	}
-	h, err := host.Open(host.Config{
-		Root: root, Cwd: ws, Provider: wired.name, Model: wired.model, Window: wired.window, Version: version,
-		Session:          session.Options{Redact: redactText},
-		NewAgentFor:      hostAgent(ws, wired, f),
-		Log:              cmd.ErrOrStderr(),
-		MaxConversations: sf.maxConvs, MaxOpen: maxOpen, CreateRate: sf.createRate, CreateBurst: sf.createBurst,
-	})
-	if err != nil {
-		return exitf(exitFailed, "cannot open the host: %v", err)
-	}
-	ln, err := net.Listen("tcp", sf.addr)
-	if err != nil {
-		h.Close()
-		return exitf(exitUsage, "cannot listen on %s: %v", sf.addr, err)
-	}
-	bound := ln.Addr().String()
-	srv, gate := host.NewServer(h, token, bound, web.Files()).HTTPServer(ln, lim)
-	srv.Handler = redactResponses(srv.Handler)
-	srv.ErrorLog = log.New(cmd.ErrOrStderr(), "rein serve: ", log.LstdFlags)
 	rate := "no limit on creates"
 	if sf.createRate > 0 {
 		rate = fmt.Sprintf("%g creates a second (bursts of %d)", sf.createRate, max(sf.createBurst, 1))
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "rein serve: open-file limit %d: up to %d connections (%d without the token), %d conversations, %d open at once, %s\n",
 		nofile, lim.MaxConns, lim.MaxUnauthenticated, sf.maxConvs, maxOpen, rate)
-	// The one line that shows the token; from here on it is redacted like any key.
-	fmt.Fprintf(unredacted(cmd.OutOrStdout()), "rein serve: http://%s/#token=%s\n", bound, token)
-	secrets.Add("REIN_TOKEN", token)
+	// The one line that shows the token; it is redacted like any key everywhere else.
+	fmt.Fprintf(redact.Unwrap(cmd.OutOrStdout()), "rein serve: http://%s/#token=%s\n", x.addr, x.token)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(gate) }()
-	select {
-	case err := <-errc:
-		h.Close()
-		return exitf(exitFailed, "serve: %v", err)
-	case <-ctx.Done():
-	}
-	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(shut)
-	return h.Close()
+	return x.run(ctx, 2*time.Second)
 }

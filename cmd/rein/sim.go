@@ -12,12 +12,12 @@ import (
 )
 
 func newSimCmd() *cobra.Command {
-	sim := &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "The provider simulator (a real HTTP server speaking the providers' wire formats)",
 	}
-	sim.AddCommand(newSimServeCmd())
-	return sim
+	cmd.AddCommand(newSimServeCmd())
+	return cmd
 }
 
 func newSimServeCmd() *cobra.Command {
@@ -36,9 +36,9 @@ is a simulator, never a model.`,
   rein run --provider anthropic --base-url http://127.0.0.1:PORT "hello"   (any key)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts := simOptions(delay, limit)
+			opts := sim.Options{Delay: delay, ContextLimit: limit}
 			if script != "" {
-				s, err := loadScript(script)
+				s, err := sim.LoadScript(script)
 				if err != nil {
 					return exitf(exitUsage, "%v", err)
 				}
@@ -46,7 +46,7 @@ is a simulator, never a model.`,
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return newSim(opts).ListenAndServe(ctx, addr, cmd.OutOrStdout())
+			return sim.New(opts).ListenAndServe(ctx, addr, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "the address to listen on (port 0 picks one)")
@@ -55,10 +55,3 @@ is a simulator, never a model.`,
 	cmd.Flags().IntVar(&limit, "context-limit", 0, "refuse requests over this many estimated tokens with the provider's context error")
 	return cmd
 }
-
-func simOptions(delay time.Duration, limit int) sim.Options {
-	return sim.Options{Delay: delay, ContextLimit: limit}
-}
-
-func loadScript(path string) (*sim.Script, error) { return sim.LoadScript(path) }
-func newSim(opts sim.Options) *sim.Server         { return sim.New(opts) }

@@ -1,10 +1,6 @@
 package main
 
-import (
-	"github.com/reinhq/rein/internal/agent"
-	"github.com/reinhq/rein/internal/tool"
-	"github.com/reinhq/rein/internal/tool/shell"
-)
+import "github.com/reinhq/rein/internal/tool"
 
 // rulesHelp is how permission rules match, for the help of the commands that take them.
 const rulesHelp = `Permission rules (--allow, --deny, and the config file's allow and deny) name a
@@ -24,53 +20,6 @@ Rules are a convenience that stops honest mistakes, not a security boundary: the
 match what a line says, not what a script, a program or a git alias will do, and a
 command built to evade them can. The boundary is the operating system's: run rein
 as a user who cannot do what must not be done (an OS sandbox is to come).`
-
-// buildRunner wires the workspace tools and the permission policy. A rule naming no tool of the
-// session (bash, the file tools, the doors) is refused, saying which was meant.
-func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
-	pol, err := policyFrom(mode, allow, deny)
-	if err != nil {
-		return nil, err
-	}
-	sh, err := shell.New(ws, shell.Options{})
-	if err != nil {
-		return nil, err
-	}
-	tools := []tool.Tool{sh}
-	fsTools, err := workspaceTools(ws)
-	if err != nil {
-		return nil, err
-	}
-	tools = append(tools, fsTools...)
-	reg, err := tool.NewRegistry(tools...)
-	if err != nil {
-		return nil, err
-	}
-	if err := pol.Check(append(reg.Names(), doorNames()...)); err != nil {
-		return nil, err
-	}
-	return &tool.Runner{Tools: reg, Policy: pol}, nil
-}
-
-// doorNames are the names of the doors a session may have (context, transcript, agents), for
-// judging the names rules give.
-func doorNames() []string {
-	var names []string
-	for _, d := range append(agent.Doors(), &agent.Children{}) {
-		names = append(names, d.Spec().Name)
-	}
-	return names
-}
-
-// doors are the tools that act on the session itself: context, transcript and agents (unless the
-// child limits turn it off).
-func doors(ws string, wired *wiring, f runFlags) []agent.Door {
-	ds := agent.Doors()
-	if kids := children(ws, wired, f); kids != nil {
-		ds = append(ds, kids)
-	}
-	return ds
-}
 
 // policyFrom judges a permission mode and its rules, and returns the policy they make.
 func policyFrom(mode string, allow, deny []string) (tool.Policy, error) {

@@ -30,6 +30,8 @@ type providerFlags struct {
 	// recorded: provider, model and base URL come from a resumed session's record, which comes
 	// before the config file and the environment.
 	recorded bool
+	// file is the configuration, loaded once (runFlags.configure) and applied in resolveProvider.
+	file config
 }
 
 func (f *providerFlags) register(fl interface {
@@ -161,7 +163,7 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 func reasoning(name string, f providerFlags) (int, string, error) {
 	thinks := name == "anthropic" || name == "sim" || name == "openrouter"
 	reasons := name != "anthropic" && name != "sim"
-	file := settings
+	file := f.file
 	if f.recorded {
 		file = config{}
 	}

@@ -122,26 +122,19 @@ type Prompt struct {
 	Submission  string
 }
 
-// Steer is a line for the running exchange: text typed while the agent worked, and the host
-// submission it delivers (if any).
+// Steer is a line for the running exchange, typed while the agent worked. (A host's messages are
+// not queued here: the host hands them to the exchange in the record, and boundary delivers what
+// the fold says was handed.)
 type Steer struct {
-	Text       string
-	Submission string
+	Text string
 }
 
 // Steer queues a line to be delivered at the next turn boundary of the running exchange.
-func (a *Agent) Steer(text string) { a.SteerSubmission(Steer{Text: text}) }
-
-// SteerSubmission queues a host submission to be delivered as steering at the next boundary.
-func (a *Agent) SteerSubmission(s Steer) {
+func (a *Agent) Steer(text string) {
 	a.mu.Lock()
-	a.pending = append(a.pending, s)
+	a.pending = append(a.pending, Steer{Text: text})
 	a.mu.Unlock()
 }
-
-// Withdraw takes back every queued line not yet delivered; a line the loop has already taken is
-// delivered. Withdraw and delivery exclude each other, so a withdrawn line is never delivered.
-func (a *Agent) Withdraw() []Steer { return a.takePending() }
 
 func (a *Agent) takePending() []Steer {
 	a.mu.Lock()
@@ -327,12 +320,18 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 	}
 }
 
-// boundary delivers queued steering, then the children's replies waiting in the inbox (each an
-// import: a turn of its own, in the harness's voice), and weighs the context, at a turn boundary.
+// boundary delivers the host's messages handed to the exchange and queued steering, then the
+// children's replies waiting in the inbox (each an import: a turn of its own, in the harness's
+// voice), and weighs the context, at a turn boundary. What the host handed is read from the state
+// at the writer (fold.DeliveryPlan), so a Stop that withdraws it and this delivery cannot both
+// happen.
 func (a *Agent) boundary() error {
 	if ph := a.sess.Snapshot().Phase(); ph == fold.AwaitingAssistantAfterToolResults || ph == fold.AwaitingAssistantAfterUser {
+		if err := a.sess.AppendPlan((*fold.State).DeliveryPlan); err != nil {
+			return err
+		}
 		for _, t := range a.takePending() {
-			if err := a.sess.Append(&record.Steering{Text: t.Text, Source: "user", Submission: t.Submission}); err != nil {
+			if err := a.sess.Append(&record.Steering{Text: t.Text, Source: "user"}); err != nil {
 				return err
 			}
 		}

@@ -13,21 +13,20 @@ import (
 // (ctx cancelled) stops starting calls: the one running answers for itself (interrupted), the
 // finished ones keep their real results, and those never started are answered not_executed — in
 // the same one record, so nothing owed outlives the batch.
+//
+// Each call's result is durable as soon as the call ends (DESIGN §3.3): its tool_finished carries
+// the result exactly as tool_results will, and the next call's tool_started, or the results
+// themselves, sync it before anything else happens. So an exchange cut short anywhere (a crash,
+// a panic, a failed write) is settled by the quiesce plan with every finished call's own result;
+// only a call still running is answered interrupted.
 func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 	turn := a.sess.Snapshot().Newest()
 	a.edited = nil
+	defer func() { a.edited = nil }()
 	results := make([]record.ToolResult, 0, len(calls))
 	var after []record.Payload
-	defer func() {
-		a.edited = nil
-		if p := recover(); p != nil {
-			// A panic (in a door, say) ends the exchange, but the calls that finished keep their
-			// real results; the rest are answered as the quiesce plan answers them.
-			a.answerAfterPanic(results)
-			panic(p)
-		}
-	}()
-	for _, c := range calls {
+	used, limit := 0, a.batchCap()
+	for i, c := range calls {
 		if ctx.Err() != nil {
 			results = append(results, record.ToolResult{CallID: c.ID, IsError: true, Outcome: record.NotExecuted,
 				Content: fold.WithTrailer(c.Name+" was not executed: the session was stopped before it started.", turn)})
@@ -45,11 +44,21 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		if res.Content == "" {
 			res.Content = "(no output)"
 		}
-		if err := a.sess.Append(&record.ToolFinished{CallID: c.ID, DurationMs: a.cfg.Now().Sub(start).Milliseconds(), ExitCode: res.ExitCode, Outcome: res.Outcome}); err != nil {
+		res.Content = clipToBatch(res.Content, &used, limit, len(calls)-i)
+		r := record.ToolResult{CallID: c.ID, Content: fold.WithTrailer(res.Content, turn), IsError: res.IsError, Outcome: res.Outcome}
+		fin := &record.ToolFinished{CallID: c.ID, DurationMs: a.cfg.Now().Sub(start).Milliseconds(), ExitCode: res.ExitCode, Outcome: res.Outcome}
+		// A result that rests on records written only with the batch's results (an eviction, and
+		// every answer after it in the batch, which may have been judged against the context the
+		// eviction leaves) is not kept: before those records land it would say what the record
+		// does not, so a crash answers it interrupted.
+		if len(after) == 0 {
+			fin.Content, fin.IsError = r.Content, r.IsError
+		}
+		if err := a.sess.Append(fin); err != nil {
 			return err
 		}
 		a.sess.Publish(session.Live{Kind: "tool_end", CallID: c.ID, Name: c.Name, Text: string(res.Outcome)})
-		results = append(results, record.ToolResult{CallID: c.ID, Content: fold.WithTrailer(res.Content, turn), IsError: res.IsError, Outcome: res.Outcome})
+		results = append(results, r)
 	}
 	ps := append([]record.Payload{&record.ToolResults{Results: results}}, after...)
 	return a.sess.Append(ps...)
@@ -68,21 +77,4 @@ func (a *Agent) runOne(ctx context.Context, turn int64, c tool.Call) (tool.Resul
 		return tool.Failure("there is no tool called %s", c.Name), nil
 	}
 	return a.cfg.Runner.Run(ctx, c), nil
-}
-
-// answerAfterPanic records the results of a batch cut short by a panic: the finished calls' own,
-// the others the quiesce plan's (interrupted if started, else not_executed).
-func (a *Agent) answerAfterPanic(finished []record.ToolResult) {
-	plan := a.sess.Snapshot().QuiescePlan(fold.Aborted)
-	if plan == nil {
-		return
-	}
-	for i, r := range plan.Results {
-		for _, f := range finished {
-			if f.CallID == r.CallID {
-				plan.Results[i] = f
-			}
-		}
-	}
-	_ = a.sess.Append(plan)
 }

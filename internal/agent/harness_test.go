@@ -329,8 +329,9 @@ func (h *harness) records() []record.Record {
 func readRecords(tb testing.TB, path string) []record.Record {
 	tb.Helper()
 	var out []record.Record
+	blobs := journal.Blobs(fsys.OS{}, path)
 	_, err := journal.Inspect(fsys.OS{}, path, func(seq int64, line []byte, _ record.Locus) error {
-		r, err := record.Decode(line, seq)
+		r, err := record.DecodeWith(line, seq, blobs)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/procs"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
@@ -288,7 +289,7 @@ func fifo(tb testing.TB, path string, then func()) <-chan int {
 }
 
 // groupGone waits for every process of group pgid to be gone and reports how long it took. There is
-// no notification for another process group's end, so it polls /proc, bounded.
+// no notification for another process group's end, so it polls, bounded.
 func groupGone(tb testing.TB, pgid int) time.Duration {
 	tb.Helper()
 	if pgid <= 0 {
@@ -316,28 +317,9 @@ func groupGone(tb testing.TB, pgid int) time.Duration {
 
 // groupAlive reports whether any process of group pgid is alive (zombies are not).
 func groupAlive(pgid int) bool {
-	names, err := os.ReadDir("/proc")
+	live, err := procs.Live(pgid)
 	if err != nil {
-		return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) == false
+		return !errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 	}
-	for _, n := range names {
-		pid, err := strconv.Atoi(n.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + n.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := strings.LastIndexByte(string(b), ')')
-		f := strings.Fields(string(b[i+1:]))
-		if len(f) < 3 {
-			continue
-		}
-		if g, _ := strconv.Atoi(f[2]); g == pgid && f[0] != "Z" && f[0] != "X" {
-			_ = pid
-			return true
-		}
-	}
-	return false
+	return len(live) > 0
 }

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/internal/agent"
@@ -124,4 +125,44 @@ func TestLearnsTheLimit(t *testing.T) {
 	if m.overLimit != 1 {
 		t.Errorf("%d requests over the limit, want exactly the one that taught the limit", m.overLimit)
 	}
+}
+
+// TestBatchOfLargeReads: eight ~250 KB results in one reply, in a 128k window. The batch's
+// results are cut as a whole to what the context can take, saying so; the exchange replies and no
+// request goes over the server's limit.
+func TestBatchOfLargeReads(t *testing.T) {
+	const limit = 128_000
+	big := probe{"dump", func(_ context.Context, c tool.Call) tool.Result {
+		return tool.Result{Content: strings.Repeat("0123456789abcdef\n", 250_000/17), Outcome: record.OK}
+	}}
+	var calls []string
+	for i := 0; i < 8; i++ {
+		calls = append(calls, fmt.Sprintf(`{"name":"dump","arguments":{"n":%d}}`, i))
+	}
+	h := newHarness(t, formats[0], setup{
+		script: steps(`{"tool_calls":[`+strings.Join(calls, ",")+`]}`, textStep("Read them all.")),
+		noBash: true,
+		tools:  []tool.Tool{big},
+		sim:    func(o *sim.Options) { o.ContextLimit = limit },
+		cfg:    func(c *agent.Config) { c.Window = limit },
+	})
+	out := h.run(context.Background(), "dump the eight logs")
+	expect(t, out, fold.Replied, false)
+	for i, r := range h.sim.Requests() {
+		if r.Outcome == sim.OverLimit {
+			t.Fatalf("request %d went over the limit (%d tokens)", i, r.Estimate)
+		}
+	}
+	res := all[*record.ToolResults](h.records())[0]
+	total, cut := 0, 0
+	for _, r := range res.Results {
+		total += len(r.Content)
+		if strings.Contains(r.Content, "[rein: cut:") {
+			cut++
+		}
+	}
+	if cut != 8 || total > limit*4/2+8*300 {
+		t.Fatalf("the batch's results carry %d bytes (%d cut) in a %d-token window", total, cut, limit)
+	}
+	t.Logf("8 results of 250 KB in a %d-token window: %d bytes sent, %d results cut", limit, total, cut)
 }

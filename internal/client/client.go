@@ -1,10 +1,14 @@
-// Package client is the Go client of rein's host API (docs/api.md): conversations, sends, Stop and
-// the events stream, for tests and the terminal UI. It speaks only HTTP to the host and uses the
-// host's wire types, so a client computes Working with the host's own function (host.Working).
+// Package client is the Go client of rein's host API (docs/api.md): conversations, sends, Stop,
+// approvals, model switches, context edits, forks and the events stream, for tests and the
+// terminal UI. It speaks only HTTP to the host, in the wire types of package api, so it links
+// neither the host nor anything behind it; a client computes Working with the host's own function
+// (api.Working) from its own copy of the state.
 //
 // Every mutating call carries an operation id. Send takes one from the caller, who keeps it to
 // retry the same message after a lost answer (NewOp mints one); Stop mints a new one for every
 // press, since each press is its own operation (DESIGN §12.3), and StopOp retries a press.
+//
+// A refusal is returned as an *api.Error with the status it came with; Code reads its code.
 package client
 
 import (
@@ -13,15 +17,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 
-	"github.com/reinhq/rein/internal/host"
-	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/api"
 )
 
 // Client talks to one host.
@@ -40,23 +44,8 @@ func New(base, token string, hc *http.Client) *Client {
 	return &Client{base: strings.TrimSuffix(base, "/"), token: token, http: hc}
 }
 
-// Error is a refusal from the host: its HTTP status and the API's code and message.
-type Error struct {
-	Status  int
-	Code    string
-	Message string
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("%s (%d): %s", e.Code, e.Status, e.Message) }
-
 // Code returns the API error code of err ("not_found", "op_conflict", ...), or "".
-func Code(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return ""
-}
+func Code(err error) api.Code { return api.CodeOf(err) }
 
 // NewOp mints an operation id.
 func NewOp() string {
@@ -65,128 +54,119 @@ func NewOp() string {
 	return "op-" + hex.EncodeToString(b[:])
 }
 
-// Capabilities is what a host advertises.
-type Capabilities struct {
-	Version      string   `json:"version"`
-	Capabilities []string `json:"capabilities"`
-}
-
-// Has reports whether the host advertises capability name.
-func (c Capabilities) Has(name string) bool {
-	for _, n := range c.Capabilities {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
 // Capabilities asks what the host accepts.
-func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
-	var out Capabilities
+func (c *Client) Capabilities(ctx context.Context) (api.Capabilities, error) {
+	var out api.Capabilities
 	err := c.do(ctx, http.MethodGet, "/api/capabilities", nil, &out)
 	return out, err
 }
 
 // List returns every conversation, most recently updated first.
-func (c *Client) List(ctx context.Context) ([]host.View, error) {
-	var out struct {
-		Conversations []host.View `json:"conversations"`
-	}
+func (c *Client) List(ctx context.Context) ([]api.View, error) {
+	var out api.Conversations
 	err := c.do(ctx, http.MethodGet, "/api/conversations", nil, &out)
 	return out.Conversations, err
 }
 
 // Create makes a conversation under operation op; replayed reports that op had already made it.
-func (c *Client) Create(ctx context.Context, op, title string) (v host.View, replayed bool, err error) {
-	var out struct {
-		Conversation host.View `json:"conversation"`
-		Replayed     bool      `json:"replayed"`
-	}
-	err = c.do(ctx, http.MethodPost, "/api/conversations", map[string]any{"op_id": op, "title": title}, &out)
+func (c *Client) Create(ctx context.Context, op, title string) (v api.View, replayed bool, err error) {
+	var out api.Created
+	err = c.do(ctx, http.MethodPost, "/api/conversations", api.CreateRequest{Op: op, Title: title}, &out)
 	return out.Conversation, out.Replayed, err
 }
 
 // Get returns one conversation.
-func (c *Client) Get(ctx context.Context, id string) (host.View, error) {
-	var out host.View
+func (c *Client) Get(ctx context.Context, id string) (api.View, error) {
+	var out api.View
 	err := c.do(ctx, http.MethodGet, convPath(id, ""), nil, &out)
 	return out, err
 }
 
 // Rename gives a conversation a new title.
-func (c *Client) Rename(ctx context.Context, id, op, title string) (host.View, error) {
-	var out host.View
-	err := c.do(ctx, http.MethodPatch, convPath(id, ""), map[string]any{"op_id": op, "title": title}, &out)
+func (c *Client) Rename(ctx context.Context, id, op, title string) (api.View, error) {
+	var out api.View
+	err := c.do(ctx, http.MethodPatch, convPath(id, ""), api.RenameRequest{Op: op, Title: title}, &out)
 	return out, err
 }
 
 // Close stops a conversation's work and closes it.
-func (c *Client) Close(ctx context.Context, id, op string) (host.View, error) {
-	var out host.View
+func (c *Client) Close(ctx context.Context, id, op string) (api.View, error) {
+	var out api.View
 	err := c.do(ctx, http.MethodDelete, convPath(id, "")+"?op_id="+url.QueryEscape(op), nil, &out)
 	return out, err
 }
 
-// Message is what Send sends. Op is its operation id: keep it to retry the same message.
-type Message struct {
-	Op          string              `json:"op_id"`
-	Text        string              `json:"text,omitempty"`
-	Attachments []record.Attachment `json:"attachments,omitempty"`
-	// Queue delivers it after the running exchange ends instead of as steering (capability
-	// queue.v1).
-	Queue bool `json:"queue,omitempty"`
-}
-
-// Send sends a message; the answer comes as soon as the host has it durably.
-func (c *Client) Send(ctx context.Context, id string, m Message) (host.SendResult, error) {
-	var out host.SendResult
+// Send sends a message; the answer comes as soon as the host has it durably. Keep m.Op to retry
+// the same message.
+func (c *Client) Send(ctx context.Context, id string, m api.Message) (api.SendResult, error) {
+	var out api.SendResult
 	err := c.do(ctx, http.MethodPost, convPath(id, "/messages"), m, &out)
 	return out, err
 }
 
 // Stop presses Stop: it stops whatever the conversation has in flight, under a new operation id.
 // turn, when non-zero, is a precondition: stop only if that turn is still in hand.
-func (c *Client) Stop(ctx context.Context, id string, turn int64) (host.StopResult, error) {
+func (c *Client) Stop(ctx context.Context, id string, turn int64) (api.StopResult, error) {
 	return c.StopOp(ctx, id, NewOp(), turn)
 }
 
 // StopOp sends a Stop under a given operation id: to retry a press whose answer was lost.
-func (c *Client) StopOp(ctx context.Context, id, op string, turn int64) (host.StopResult, error) {
-	body := map[string]any{"op_id": op}
-	if turn != 0 {
-		body["turn"] = turn
-	}
-	var out host.StopResult
-	err := c.do(ctx, http.MethodPost, convPath(id, "/stop"), body, &out)
+func (c *Client) StopOp(ctx context.Context, id, op string, turn int64) (api.StopResult, error) {
+	var out api.StopResult
+	err := c.do(ctx, http.MethodPost, convPath(id, "/stop"), api.StopRequest{Op: op, Turn: turn}, &out)
 	return out, err
 }
 
 // Approve answers a tool call waiting for the person's approval (capability approvals.v1): allow
 // runs it, else it is refused. Keep op to retry the same answer; a call no one waits on any more
 // is refused not_found.
-func (c *Client) Approve(ctx context.Context, id, op, callID string, allow bool) (host.ApproveResult, error) {
-	var out host.ApproveResult
-	err := c.do(ctx, http.MethodPost, convPath(id, "/approve"), map[string]any{"op_id": op, "call_id": callID, "allow": allow}, &out)
+func (c *Client) Approve(ctx context.Context, id, op, callID string, allow bool) (api.ApproveResult, error) {
+	var out api.ApproveResult
+	err := c.do(ctx, http.MethodPost, convPath(id, "/approve"), api.ApproveRequest{Op: op, CallID: callID, Allow: &allow}, &out)
 	return out, err
 }
 
 // SetModel switches a conversation to model, and provider when not empty (capability model.v1),
 // from its next exchange. It is refused busy while the conversation works.
-func (c *Client) SetModel(ctx context.Context, id, op, model, provider string) (host.ModelResult, error) {
-	body := map[string]any{"op_id": op, "model": model}
-	if provider != "" {
-		body["provider"] = provider
-	}
-	var out host.ModelResult
-	err := c.do(ctx, http.MethodPost, convPath(id, "/model"), body, &out)
+func (c *Client) SetModel(ctx context.Context, id, op, model, provider string) (api.ModelResult, error) {
+	var out api.ModelResult
+	err := c.do(ctx, http.MethodPost, convPath(id, "/model"), api.ModelRequest{Op: op, Model: model, Provider: provider}, &out)
 	return out, err
 }
 
-// Transcript returns the context as it would be sent, the survey, the turn index and the residues,
-// as the host encodes them.
-func (c *Client) Transcript(ctx context.Context, id string) (json.RawMessage, error) {
-	var out json.RawMessage
+// Evict takes turns [from, to] out of the context, leaving note in their place (capability
+// context-edits.v1). It is refused busy while the conversation works.
+func (c *Client) Evict(ctx context.Context, id, op string, from, to int64, note string) (api.EditResult, error) {
+	var out api.EditResult
+	err := c.do(ctx, http.MethodPost, convPath(id, "/evict"), api.EvictRequest{Op: op, From: from, To: to, Note: note}, &out)
+	return out, err
+}
+
+// Rewind withdraws every turn from turn on (capability context-edits.v1).
+func (c *Client) Rewind(ctx context.Context, id, op string, turn int64) (api.EditResult, error) {
+	var out api.EditResult
+	err := c.do(ctx, http.MethodPost, convPath(id, "/rewind"), api.RewindRequest{Op: op, Turn: turn}, &out)
+	return out, err
+}
+
+// Clear withdraws every turn (capability context-edits.v1).
+func (c *Client) Clear(ctx context.Context, id, op string) (api.EditResult, error) {
+	var out api.EditResult
+	err := c.do(ctx, http.MethodPost, convPath(id, "/clear"), api.ClearRequest{Op: op}, &out)
+	return out, err
+}
+
+// Fork makes a new conversation inheriting this one's context up to turn at, 0 for all of it
+// (capability fork.v1); replayed reports that op had already made it.
+func (c *Client) Fork(ctx context.Context, id, op string, at int64) (v api.View, replayed bool, err error) {
+	var out api.Created
+	err = c.do(ctx, http.MethodPost, convPath(id, "/fork"), api.ForkRequest{Op: op, At: at}, &out)
+	return out.Conversation, out.Replayed, err
+}
+
+// Transcript returns the context as it would be sent, the survey, the turn index and the residues.
+func (c *Client) Transcript(ctx context.Context, id string) (api.Transcript, error) {
+	var out api.Transcript
 	err := c.do(ctx, http.MethodGet, convPath(id, "/transcript"), nil, &out)
 	return out, err
 }
@@ -233,17 +213,17 @@ func (c *Client) request(ctx context.Context, method, path string, body io.Reade
 	return req, nil
 }
 
-// readError turns a non-2xx answer into an *Error.
+// readError turns a non-2xx answer into an *api.Error with its status. A body that is not the
+// API's error (a proxy's page) gets the code "http_<status>".
 func readError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	var e struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
+	var body api.ErrorBody
+	if json.Unmarshal(b, &body) != nil || body.Error == nil || body.Error.Code == "" {
+		return &api.Error{Status: resp.StatusCode, Code: api.Code(fmt.Sprintf("http_%d", resp.StatusCode)), Message: strings.TrimSpace(string(b))}
 	}
-	if json.Unmarshal(b, &e) != nil || e.Error.Code == "" {
-		return &Error{Status: resp.StatusCode, Code: "http_" + fmt.Sprint(resp.StatusCode), Message: strings.TrimSpace(string(b))}
+	body.Error.Status = resp.StatusCode
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+		body.Error.RetryAfter = time.Duration(secs) * time.Second
 	}
-	return &Error{Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
+	return body.Error
 }

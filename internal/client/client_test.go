@@ -5,8 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 )
 
 // The client is exercised end to end by internal/host's tests; these pin what it does on its own.
@@ -20,6 +21,10 @@ func TestErrorsCarryCodes(t *testing.T) {
 		case "/api/conversations/c-1":
 			w.WriteHeader(404)
 			w.Write([]byte(`{"error":{"code":"not_found","message":"no conversation c-1"}}`))
+		case "/api/conversations":
+			w.Header().Set("Retry-After", "3")
+			w.WriteHeader(429)
+			w.Write([]byte(`{"error":{"code":"rate_limited","message":"slow down"}}`))
 		default:
 			w.WriteHeader(502)
 			w.Write([]byte("bad gateway\n"))
@@ -28,21 +33,25 @@ func TestErrorsCarryCodes(t *testing.T) {
 	defer srv.Close()
 	c := New(srv.URL+"/", "tok", nil)
 	_, err := c.Get(context.Background(), "c-1")
-	if e, ok := err.(*Error); !ok || e.Status != 404 || e.Code != "not_found" || e.Message != "no conversation c-1" || Code(err) != "not_found" {
+	if e, ok := err.(*api.Error); !ok || e.Status != 404 || e.Code != "not_found" || e.Message != "no conversation c-1" || Code(err) != "not_found" {
 		t.Fatalf("got %#v", err)
 	}
-	_, err = c.List(context.Background())
+	_, _, err = c.Create(context.Background(), NewOp(), "")
+	if e, ok := err.(*api.Error); !ok || e.Status != 429 || e.Code != api.RateLimited || e.RetryAfter != 3*time.Second {
+		t.Fatalf("a refusal with a Retry-After: %#v", err)
+	}
+	_, err = c.Rename(context.Background(), "c-2", NewOp(), "x")
 	if Code(err) != "http_502" {
 		t.Fatalf("a body that is not the API's error: %v", err)
 	}
 }
 
 func TestApplyKeepsTheNewest(t *testing.T) {
-	newer := Event{Seq: 9, State: host.State{Seq: 12, Working: false}}
-	older := Event{Seq: 5, State: host.State{Seq: 7, Working: true}}
-	live := Event{Live: &Live{Kind: "text"}}
-	var st host.State
-	for _, e := range []Event{older, newer, older, live, newer} {
+	newer := api.Event{Seq: 9, State: api.State{Seq: 12, Working: false}}
+	older := api.Event{Seq: 5, State: api.State{Seq: 7, Working: true}}
+	live := api.Event{Live: &api.Live{Kind: "text"}}
+	var st api.State
+	for _, e := range []api.Event{older, newer, older, live, newer} {
 		st = Apply(st, e)
 	}
 	if st.Seq != 12 || st.Working {

@@ -11,34 +11,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/provider"
 )
-
-// Event is one event of a conversation's stream: a record (Seq > 0), carrying the conversation's
-// state as of that record or later, or a live event that is not recorded (Live != nil).
-type Event struct {
-	Seq     int64           `json:"seq"`
-	Kind    string          `json:"kind"`
-	Payload json.RawMessage `json:"payload"`
-	State   host.State      `json:"state"`
-	Live    *Live           `json:"-"`
-}
-
-// Live is a live, unrecorded event: streamed text, a tool's start and end, a retry's status.
-type Live struct {
-	Kind   string `json:"kind"`
-	Text   string `json:"text,omitempty"`
-	CallID string `json:"call_id,omitempty"`
-	Name   string `json:"name,omitempty"`
-}
 
 // Stream is a subscription to a conversation's events.
 type Stream struct {
 	// C delivers the events. Records arrive exactly once and in order across reconnections; live
 	// events sent while the stream was reconnecting are lost, as they are not recorded. C closes
 	// when the context ends or the host refuses the subscription; Err then says why.
-	C <-chan Event
+	C <-chan api.Event
 
 	mu  sync.Mutex
 	err error
@@ -56,7 +38,7 @@ func (s *Stream) Err() error {
 // reconnecting client misses no record. A refusal (4xx: no such conversation, a bad token) ends
 // the stream.
 func (c *Client) Events(ctx context.Context, id string, after int64) *Stream {
-	ch := make(chan Event, 64)
+	ch := make(chan api.Event, 64)
 	s := &Stream{C: ch}
 	go func() {
 		defer close(ch)
@@ -68,7 +50,7 @@ func (c *Client) Events(ctx context.Context, id string, after int64) *Stream {
 				s.end(ctx.Err())
 				return
 			}
-			var he *Error
+			var he *api.Error
 			if errors.As(err, &he) && he.Status/100 == 4 {
 				s.end(err)
 				return
@@ -96,7 +78,7 @@ func (s *Stream) end(err error) {
 
 // stream runs one connection until it ends, advancing *last past each record it delivers. got
 // reports that the connection was answered.
-func (c *Client) stream(ctx context.Context, id string, last *int64, ch chan<- Event) (got bool, err error) {
+func (c *Client) stream(ctx context.Context, id string, last *int64, ch chan<- api.Event) (got bool, err error) {
 	req, err := c.request(ctx, http.MethodGet, convPath(id, "/events"), nil)
 	if err != nil {
 		return false, err
@@ -122,17 +104,17 @@ func (c *Client) stream(ctx context.Context, id string, last *int64, ch chan<- E
 			}
 			return true, err
 		}
-		var out Event
+		var out api.Event
 		switch ev.Event {
-		case "record":
+		case api.EventRecord:
 			if err := json.Unmarshal(ev.Data, &out); err != nil {
 				return true, fmt.Errorf("decode event %s: %w", ev.ID, err)
 			}
 			if out.Seq <= *last {
 				continue
 			}
-		case "live":
-			out.Live = new(Live)
+		case api.EventLive:
+			out.Live = new(api.Live)
 			if err := json.Unmarshal(ev.Data, out.Live); err != nil {
 				return true, fmt.Errorf("decode a live event: %w", err)
 			}
@@ -155,7 +137,7 @@ func (c *Client) stream(ctx context.Context, id string, last *int64, ch chan<- E
 // Apply folds an event into a client's copy of a conversation's state. Each record event carries
 // the whole state as of its record or later, so applying an event twice, or an older one after a
 // newer one (a replay after a reconnection), leaves the newer state: the copies converge.
-func Apply(cur host.State, e Event) host.State {
+func Apply(cur api.State, e api.Event) api.State {
 	if e.Seq == 0 || e.State.Seq < cur.Seq {
 		return cur
 	}

@@ -1,10 +1,16 @@
 package fold
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/provider/anthropic"
+	"github.com/reinhq/rein/internal/provider/openai"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -30,19 +36,68 @@ func sessionOf(b testing.TB, n int, residues int) *log {
 	return l
 }
 
-// Building a request is one slice append per frontier message: it must not grow per turn beyond
-// that (DESIGN §15: ≤ 2 ms at 10,000 turns).
-func BenchmarkContext(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		for _, res := range []int{0, 100} {
-			b.Run(fmt.Sprintf("turns=%d/residues=%d", n, res), func(b *testing.B) {
-				l := sessionOf(b, n, res)
-				b.ResetTimer()
-				for i := 0; i < b.N; i++ {
-					_ = l.s.Context()
+// BenchmarkRequest measures what the harness spends on a turn of a long session, before the
+// request leaves: at 10,000 turns with a hundred residues in place, each iteration steps one more
+// tool turn into the state (its assistant message and its results, judged and applied), renders the
+// context (State.Context) and encodes the request with a real provider encoder, as the agent does
+// before every request. DESIGN §15 budgets building a request at 10,000 turns at 2 ms median;
+// p50-ms and p99-ms are per iteration, step-us is the fold's share, encode-ms the encoder's, and
+// req-MB the size of the request body. The state grows by one turn an iteration: a run of b.N
+// iterations ends at 10,000 + b.N turns.
+//
+//	go test -run '^$' -bench Request -benchtime 200x ./internal/fold
+func BenchmarkRequest(b *testing.B) {
+	tools := make([]provider.Tool, 10)
+	for i := range tools {
+		tools[i] = provider.Tool{Name: fmt.Sprintf("tool_%d", i), Description: strings.Repeat("what the tool does. ", 20),
+			Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"n":{"type":"integer"}},"required":["path"]}`)}
+	}
+	for _, enc := range []struct {
+		name   string
+		encode func(provider.Request) ([]byte, error)
+	}{{"anthropic", anthropic.Encode}, {"chat", openai.EncodeChat}, {"responses", openai.EncodeResponses}} {
+		b.Run(enc.name, func(b *testing.B) {
+			l := sessionOf(b, 10000, 100)
+			if len(l.s.Residues()) != 100 {
+				b.Fatalf("the session has %d residues, want 100", len(l.s.Residues()))
+			}
+			l.prompt("keep going")
+			out := strings.Repeat("output line\n", 20)
+			times := make([]time.Duration, 0, b.N)
+			var stepped, encoding time.Duration
+			var size int
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				id := l.s.Next()
+				callID := fmt.Sprintf("b%d", i)
+				for _, p := range []record.Payload{
+					&record.AssistantMessage{Turn: id, Parts: []record.Part{text("running it"), call(callID, "bash", `{"command":"make test"}`)}},
+					&record.ToolResults{Results: []record.ToolResult{{CallID: callID, Content: out + Trailer(id), Outcome: record.OK}}},
+				} {
+					if err := l.s.Step(record.Record{Seq: l.s.Seq() + 1, Time: int64(i), Body: p}); err != nil {
+						b.Fatal(err)
+					}
 				}
-			})
-		}
+				rendered := time.Now()
+				body, err := enc.encode(provider.Request{Model: "m", System: l.s.System(), Messages: l.s.Context(), Tools: tools, MaxTokens: 8192})
+				if err != nil {
+					b.Fatal(err)
+				}
+				end := time.Now()
+				stepped += rendered.Sub(start)
+				encoding += end.Sub(rendered)
+				times = append(times, end.Sub(start))
+				size = len(body)
+			}
+			b.StopTimer()
+			slices.Sort(times)
+			b.ReportMetric(float64(times[len(times)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(times[len(times)*99/100].Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(stepped.Microseconds())/float64(b.N), "step-us")
+			b.ReportMetric(float64(encoding.Microseconds())/float64(b.N)/1000, "encode-ms")
+			b.ReportMetric(float64(size)/(1<<20), "req-MB")
+		})
 	}
 }
 

@@ -43,6 +43,24 @@ func (l *log) add(p record.Payload) {
 	}
 }
 
+// addLine steps a record that must be admitted as the session does: as its line reads back
+// (invalid UTF-8, for one, does not survive JSON), so the live fold is what a replay builds.
+func (l *log) addLine(p record.Payload) {
+	l.t.Helper()
+	r := record.Record{Seq: l.s.Seq() + 1, Time: int64(1000 + len(l.recs)), Body: p}
+	line, err := record.Encode(r)
+	if err != nil {
+		l.t.Fatalf("encode: %v", err)
+	}
+	if r, err = record.Decode(line, r.Seq); err != nil {
+		l.t.Fatalf("decode: %v", err)
+	}
+	if err := l.s.Step(r); err != nil {
+		l.t.Fatalf("live append refused: %v", err)
+	}
+	l.recs = append(l.recs, r)
+}
+
 func (l *log) prompt(text string) int64 {
 	id := l.s.Next()
 	l.add(&record.UserPrompt{Turn: id, Text: text})
@@ -102,10 +120,13 @@ type view struct {
 	Survey   Survey
 	Residues []Residue
 	Unclosed int64
+	// Plan is what a crash would settle the log with: it shows which owed calls started and the
+	// results their tool_finished events kept.
+	Plan *record.ToolResults
 }
 
 func viewOf(s *State) view {
-	return view{s.Phase(), s.Seq(), s.High(), s.System(), s.Owed(), s.InFlight(), s.Context(), s.Index(), s.Survey(), s.Residues(), s.Unclosed()}
+	return view{s.Phase(), s.Seq(), s.High(), s.System(), s.Owed(), s.InFlight(), s.Context(), s.Index(), s.Survey(), s.Residues(), s.Unclosed(), s.QuiescePlan(Crashed)}
 }
 
 // checkSendable asserts the provider-agnostic rules of a rendered context: every tool call is

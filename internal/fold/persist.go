@@ -155,17 +155,24 @@ func (f *flat[T]) share() flat[T] {
 
 // table is a map.
 type table[K comparable, V any] struct {
-	top    map[K]V   // this table's own entries, written in place; nil when none
-	layers []map[K]V // frozen, oldest first, never written again; copies share them
+	top    map[K]slot[V]   // this table's own entries, written in place; nil when none
+	layers []map[K]slot[V] // frozen, oldest first, never written again; copies share them
+}
+
+// slot is a table's entry: a value, or (ok false) the mark that a key was deleted over the
+// layers below.
+type slot[V any] struct {
+	v  V
+	ok bool
 }
 
 func (t *table[K, V]) get(k K) (V, bool) {
-	if v, ok := t.top[k]; ok {
-		return v, true
+	if e, ok := t.top[k]; ok {
+		return e.v, e.ok
 	}
 	for i := len(t.layers) - 1; i >= 0; i-- {
-		if v, ok := t.layers[i][k]; ok {
-			return v, true
+		if e, ok := t.layers[i][k]; ok {
+			return e.v, e.ok
 		}
 	}
 	var zero V
@@ -177,11 +184,19 @@ func (t *table[K, V]) has(k K) bool {
 	return ok
 }
 
-func (t *table[K, V]) put(k K, v V) {
-	if t.top == nil {
-		t.top = map[K]V{}
+func (t *table[K, V]) put(k K, v V) { t.write(k, slot[V]{v, true}) }
+
+func (t *table[K, V]) del(k K) {
+	if t.has(k) {
+		t.write(k, slot[V]{})
 	}
-	t.top[k] = v
+}
+
+func (t *table[K, V]) write(k K, e slot[V]) {
+	if t.top == nil {
+		t.top = map[K]slot[V]{}
+	}
+	t.top[k] = e
 }
 
 // share freezes t's own entries into a layer and returns a copy reading the same layers. While
@@ -192,9 +207,12 @@ func (t *table[K, V]) share() table[K, V] {
 	if len(t.top) > 0 {
 		layers := append(t.layers[:len(t.layers):len(t.layers)], t.top)
 		for n := len(layers); n >= 2 && 2*len(layers[n-1]) >= len(layers[n-2]); n = len(layers) {
-			m := make(map[K]V, len(layers[n-2])+len(layers[n-1]))
+			m := make(map[K]slot[V], len(layers[n-2])+len(layers[n-1]))
 			maps.Copy(m, layers[n-2])
 			maps.Copy(m, layers[n-1])
+			if n == 2 { // the bottom layer: nothing below for a deletion to hide
+				maps.DeleteFunc(m, func(_ K, e slot[V]) bool { return !e.ok })
+			}
 			layers = append(layers[:n-2:n-2], m)
 		}
 		t.top, t.layers = nil, layers
@@ -205,10 +223,15 @@ func (t *table[K, V]) share() table[K, V] {
 // all returns every entry in one new map.
 func (t *table[K, V]) all() map[K]V {
 	m := map[K]V{}
-	for _, l := range t.layers {
-		maps.Copy(m, l)
+	for _, l := range append(t.layers[:len(t.layers):len(t.layers)], t.top) {
+		for k, e := range l {
+			if e.ok {
+				m[k] = e.v
+			} else {
+				delete(m, k)
+			}
+		}
 	}
-	maps.Copy(m, t.top)
 	return m
 }
 

@@ -3,6 +3,8 @@ package fold
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,17 +70,28 @@ func (a *agent) step() {
 			return
 		}
 		l.add(&record.AssistantMessage{Turn: turn, Parts: parts, StopReason: "end_turn"})
-	case 3: // tool started events and results
+	case 3: // tool started and finished events (some keeping their result), then the results
 		if s.Phase() != AwaitingToolResults {
 			return
 		}
 		for _, id := range s.Owed() {
 			if rapid.Bool().Draw(a.t, "started") {
 				l.add(&record.ToolStarted{CallID: id, Name: s.CallName(id)})
+				if rapid.Bool().Draw(a.t, "finished") {
+					l.addLine(finishedEvent(a.t, id, s.newest()))
+				}
 			}
 		}
 		if rapid.Bool().Draw(a.t, "finish") {
-			l.results(record.OK)
+			res := &record.ToolResults{}
+			for _, id := range s.Owed() {
+				r, ok := s.Finished(id)
+				if !ok {
+					r = record.ToolResult{CallID: id, Content: WithTrailer("out "+id, s.newest()), Outcome: record.OK}
+				}
+				res.Results = append(res.Results, r)
+			}
+			l.addLine(res)
 		}
 	case 4: // steering
 		due := s.Phase().awaitingAssistant()
@@ -160,6 +173,12 @@ func (a *agent) quiesce(reason string) {
 	l := a.l
 	if plan := l.s.QuiescePlan(reason); plan != nil {
 		for _, r := range plan.Results {
+			if kept, ok := l.s.Finished(r.CallID); ok {
+				if r != kept {
+					a.t.Fatalf("quiesce answered the finished call %s with %+v, not its kept result %+v", r.CallID, r, kept)
+				}
+				continue
+			}
 			want := record.NotExecuted
 			if l.s.Started(r.CallID) {
 				want = record.Interrupted
@@ -378,6 +397,14 @@ func FuzzFold(f *testing.F) {
 		seed = append(seed, line...)
 	}
 	f.Add(seed)
+	// A host's record: submissions, handing, steering, Stops.
+	for _, name := range []string{"stopwithdrawsaccepted-1.jsonl", "racesendstop-3.jsonl", "approvestopendsthewait-1.jsonl"} {
+		host, err := os.ReadFile(filepath.Join("testdata", "host-records", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(host)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s := New()
 		for i, line := range strings.Split(string(data), "\n") {

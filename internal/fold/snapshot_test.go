@@ -37,35 +37,51 @@ func sameState(a, b *State) string {
 	)
 }
 
-// A snapshot never changes, and a clone goes its own way: random live behaviour (the property
-// test's agent) takes a snapshot after every step and, now and then, goes on in a clone of the
-// state, leaving the original behind. At the end every snapshot and every original left behind
-// must equal, field by field, the replay of the records it had seen — however the state they
-// were taken from went on (later records, evictions, rewinds, steering on a shared turn, crashes).
+// A snapshot never changes, and a clone goes its own way: random live behaviour — the property
+// test's agent, and the host model with its submissions, hands, Stops and approvals — takes a
+// snapshot after every step and, now and then, goes on in a clone of the state, leaving the
+// original behind. At the end every snapshot and every original left behind must equal, field by
+// field, the replay of the records it had seen — however the state they were taken from went on
+// (later records, evictions, rewinds, steering on a shared turn, submissions changing state,
+// crashes).
 func TestSnapshotsNeverChange(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
-		a := &agent{t: rt, l: newLog(rt)}
-		type kept struct {
-			s    *State
-			recs []record.Record
-			what string
-		}
-		var all []kept
-		n := rapid.IntRange(1, 80).Draw(rt, "steps")
-		for i := 0; i < n; i++ {
-			a.step()
-			all = append(all, kept{a.l.s.Snapshot(), slices.Clone(a.l.recs), fmt.Sprintf("the snapshot after step %d", i)})
-			if rapid.IntRange(0, 5).Draw(rt, "clone") == 0 {
-				all = append(all, kept{a.l.s, slices.Clone(a.l.recs), fmt.Sprintf("the state cloned after step %d", i)})
-				a.l.s = a.l.s.Clone()
-			}
-		}
-		for _, k := range all {
-			if d := sameState(k.s, replay(rt, k.recs)); d != "" {
-				rt.Fatalf("%s changed after it was taken (-it +its records' replay):\n%s", k.what, d)
-			}
-		}
+	t.Run("agent", func(t *testing.T) {
+		rapid.Check(t, func(rt *rapid.T) {
+			a := &agent{t: rt, l: newLog(rt)}
+			neverChange(rt, a.l, rapid.IntRange(1, 80).Draw(rt, "steps"), a.step)
+		})
 	})
+	t.Run("host", func(t *testing.T) {
+		rapid.Check(t, func(rt *rapid.T) {
+			h := &hostModel{t: rt, l: newLog(rt)}
+			h.l.add(&record.System{Text: "sys"})
+			neverChange(rt, h.l, rapid.IntRange(1, 60).Draw(rt, "steps"), h.step)
+		})
+	})
+}
+
+// neverChange plays n steps on l, keeping a snapshot after each and now and then a state left
+// behind for a clone, then holds each to the replay of its records.
+func neverChange(rt *rapid.T, l *log, n int, step func()) {
+	type kept struct {
+		s    *State
+		recs []record.Record
+		what string
+	}
+	var all []kept
+	for i := 0; i < n; i++ {
+		step()
+		all = append(all, kept{l.s.Snapshot(), slices.Clone(l.recs), fmt.Sprintf("the snapshot after step %d", i)})
+		if rapid.IntRange(0, 5).Draw(rt, "clone") == 0 {
+			all = append(all, kept{l.s, slices.Clone(l.recs), fmt.Sprintf("the state cloned after step %d", i)})
+			l.s = l.s.Clone()
+		}
+	}
+	for _, k := range all {
+		if d := sameState(k.s, replay(rt, k.recs)); d != "" {
+			rt.Fatalf("%s changed after it was taken (-it +its records' replay):\n%s", k.what, d)
+		}
+	}
 }
 
 // Every field of State is a scalar, a value struct, a persistent container (persist.go) or a slice
@@ -102,7 +118,8 @@ func TestStateIsAValue(t *testing.T) {
 	l.reply(call("c2", "bash", `{}`))
 	l.add(&record.ToolStarted{CallID: "c2", Name: "bash"})
 	l.add(&record.Approval{CallID: "c2", Name: "bash", State: record.ApprovalAsked})
-	l.add(&record.Approval{CallID: "c2", Name: "bash", State: "allowed", Op: "op-a"})
+	l.add(&record.Approval{CallID: "c2", Name: "bash", State: record.ApprovalAllowed, Op: "op-a"})
+	l.add(&record.ToolFinished{CallID: "c2", Content: "out", Outcome: record.OK})
 	s := l.s
 	_ = s.Clone()
 	v := reflect.ValueOf(s).Elem()

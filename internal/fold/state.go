@@ -5,7 +5,10 @@
 // The fold owns the four phases and their admissibility table (DESIGN §4.1), the turn table with
 // lineage-monotone ids (§4.3), spans, laminar residues, the frontier and withdrawals (§4.4),
 // inheritance (§4.5), rendering the frontier to neutral messages (§5), the survey and the
-// transcript index (§9), the quiesce plan and the admission of provider replies (§6).
+// transcript index (§9), the quiesce plan and the admission of provider replies (§6), and the host's
+// submission lifecycle — its transition table, and the plans by which a host hands, delivers,
+// withdraws and ends messages and answers Stops and approvals (§12.2, §12.3; submissions.go,
+// plan.go).
 //
 // It imports only the standard library and internal/record: no I/O, no clock, no randomness, no
 // goroutines. Time and ids arrive inside records. A test enforces this with `go list -deps`.
@@ -120,20 +123,23 @@ type State struct {
 	tailStart     int        // where the newest turn's messages begin in rendered
 	front         flat[Item] // the frontier, kept as records land
 
-	owed      []string              // call ids the newest assistant turn still owes, in call order; replaced whole
-	started   table[string, bool]   // owed calls with a tool_started event
-	callNames table[string, string] // every tool call ever recorded in this session: id → tool name
+	owed      []string                         // call ids the newest assistant turn still owes, in call order; replaced whole
+	started   table[string, bool]              // owed calls with a tool_started event
+	finished  table[string, record.ToolResult] // owed calls whose tool_finished kept the result
+	callNames table[string, string]            // every tool call ever recorded in this session: id → tool name
 
 	parent   string // the parent session of an inherited record
 	inFlight bool   // an exchange was taken up and not yet quiesced
 	parked   bool
 	meta     Meta
-	subs     table[string, Submission]
-	subOrder flat[string]
+	subs     vec[Submission]                    // in the order they were accepted
+	subAt    table[string, int]                 // submission id → position in subs
 	stops    table[string, record.Stop]         // host Stop presses by operation id
+	stopped  int64                              // the Stop that interrupted the newest exchange, or 0
 	edits    table[string, int64]               // host context edits (evict, rewind, clear) by operation id → seq
 	asked    []Approval                         // approvals asked of the person and not yet answered, in order; replaced whole
 	answers  table[string, record.Approval]     // answers to approvals by operation id
+	replies  table[string, record.Approval]     // answers to approvals by call id
 	models   table[string, record.ModelChanged] // model switches by operation id
 
 	frozen bool // a snapshot: shared by its readers, so Step refuses it
@@ -178,19 +184,6 @@ type Meta struct {
 	Effort   string
 }
 
-// Submission is the folded lifecycle of one host submission (DESIGN §12.2).
-type Submission struct {
-	ID          string
-	Op          string
-	State       string
-	Text        string
-	Attachments []record.Attachment
-	Queue       bool
-	Reason      string
-	Detail      string
-	Seq         int64
-}
-
 // New returns the state of an empty session.
 func New() *State { return &State{} }
 
@@ -208,12 +201,14 @@ func (s *State) Clone() *State {
 	c.rendered = s.rendered.share()
 	c.front = s.front.share()
 	c.started = s.started.share()
+	c.finished = s.finished.share()
 	c.callNames = s.callNames.share()
 	c.subs = s.subs.share()
-	c.subOrder = s.subOrder.share()
+	c.subAt = s.subAt.share()
 	c.stops = s.stops.share()
 	c.edits = s.edits.share()
 	c.answers = s.answers.share()
+	c.replies = s.replies.share()
 	c.models = s.models.share()
 	return &c
 }
@@ -301,6 +296,14 @@ func (s *State) judge(r record.Record) error {
 		return s.judgeInherited(r.Seq, b)
 	case *record.ToolStarted:
 		return nil
+	case *record.Submission:
+		return s.judgeSubmission(r.Seq, b)
+	case *record.Stop:
+		return s.judgeStop(r.Seq, b)
+	case *record.Approval:
+		return s.judgeApproval(r.Seq, b)
+	case *record.ToolFinished:
+		return judgeToolFinished(r.Seq, b)
 	}
 	if c, ok := record.ClassOf(r.Kind()); !ok || c != record.Event {
 		return refuse(r.Seq, "has kind %q, which the fold does not know", r.Kind())
@@ -452,16 +455,6 @@ func (s *State) newest() int64 {
 	return s.turns.at(n - 1).ID
 }
 
-// Submissions returns the host submissions in the order they were accepted.
-func (s *State) Submissions() []Submission {
-	out := make([]Submission, 0, s.subOrder.len())
-	for _, id := range s.subOrder.view() {
-		v, _ := s.subs.get(id)
-		out = append(out, v)
-	}
-	return out
-}
-
 func (s *State) noteEdit(op string, seq int64) {
 	if op != "" {
 		s.edits.put(op, seq)
@@ -480,7 +473,31 @@ func (s *State) applyApproval(seq int64, b *record.Approval) {
 	if b.Op != "" {
 		s.answers.put(b.Op, *b)
 	}
+	if b.State != record.ApprovalAsked {
+		s.replies.put(b.CallID, *b)
+	}
 }
+
+// judgeApproval judges one step of an approval: a call is asked about, then answered while it
+// waits (an answer to a call no one asked about would say the person allowed what never ran).
+func (s *State) judgeApproval(seq int64, b *record.Approval) error {
+	if b.CallID == "" {
+		return refuse(seq, "records an approval with no call id")
+	}
+	switch b.State {
+	case record.ApprovalAsked:
+		return nil
+	case record.ApprovalAllowed, record.ApprovalDenied:
+		if _, ok := s.Approval(b.CallID); !ok {
+			return refuse(seq, "answers the approval of call %s, which is not waiting for one (never asked, answered already, or its exchange ended)", b.CallID)
+		}
+		return nil
+	}
+	return refuse(seq, "gives the approval of call %s the state %q: an approval is asked, allowed or denied", b.CallID, b.State)
+}
+
+// ApprovalAnswer returns the person's answer to call id, once one is recorded.
+func (s *State) ApprovalAnswer(callID string) (record.Approval, bool) { return s.replies.get(callID) }
 
 // Approvals returns the tool calls waiting for the person's answer, oldest first.
 func (s *State) Approvals() []Approval { return slices.Clone(s.asked) }
@@ -500,30 +517,6 @@ func (s *State) ApprovalByOp(op string) (record.Approval, bool) { return s.answe
 
 // ModelByOp returns the model switch a host operation id recorded.
 func (s *State) ModelByOp(op string) (record.ModelChanged, bool) { return s.models.get(op) }
-
-// StopByOp returns the Stop recorded under a host operation id.
-func (s *State) StopByOp(op string) (record.Stop, bool) { return s.stops.get(op) }
-
-// SubmissionByOp returns the submission a host operation id created.
-func (s *State) SubmissionByOp(op string) (Submission, bool) {
-	for _, id := range s.subOrder.view() {
-		if v, _ := s.subs.get(id); v.Op == op {
-			return v, true
-		}
-	}
-	return Submission{}, false
-}
-
-// deliver marks a host submission delivered by the prompt or steering that carries it.
-func (s *State) deliver(id string, seq int64) {
-	if v, ok := s.subs.get(id); ok && id != "" {
-		v.State, v.Seq = "delivered", seq
-		s.subs.put(id, v)
-	}
-}
-
-// Submission returns one host submission by id.
-func (s *State) Submission(id string) (Submission, bool) { return s.subs.get(id) }
 
 func (s *State) applyEvent(r record.Record) {
 	switch b := r.Body.(type) {
@@ -557,10 +550,13 @@ func (s *State) applyEvent(r record.Record) {
 		if slices.Contains(s.owed, b.CallID) {
 			s.started.put(b.CallID, true)
 		}
+	case *record.ToolFinished:
+		s.applyToolFinished(b)
 	case *record.Quiesced:
 		s.inFlight = false
 		s.parked = false
 		s.asked = nil // an approval its exchange ended without is no longer asked
+		s.handBack(r.Seq)
 	case *record.Hold:
 		s.parked = true
 	case *record.Released:
@@ -574,26 +570,8 @@ func (s *State) applyEvent(r record.Record) {
 	case *record.Submission:
 		s.applySubmission(r.Seq, b)
 	case *record.Stop:
-		s.stops.put(b.Op, *b)
+		s.applyStop(r.Seq, b)
 	}
-}
-
-func (s *State) applySubmission(seq int64, b *record.Submission) {
-	v, ok := s.subs.get(b.ID)
-	if !ok {
-		v = Submission{ID: b.ID}
-		s.subOrder.push(b.ID)
-	}
-	v.State, v.Seq = b.State, seq
-	if b.Op != "" {
-		v.Op = b.Op
-	}
-	if b.Text != "" || len(b.Attachments) > 0 {
-		v.Text, v.Attachments = b.Text, b.Attachments
-	}
-	v.Queue = v.Queue || b.Queue
-	v.Reason, v.Detail = b.Reason, b.Detail
-	s.subs.put(b.ID, v)
 }
 
 // Newest returns the id of the newest turn, or 0.

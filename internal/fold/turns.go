@@ -29,7 +29,7 @@ func (s *State) judgeUserPrompt(seq int64, b *record.UserPrompt) error {
 	if strings.TrimSpace(b.Text) == "" && len(b.Attachments) == 0 {
 		return refuse(seq, "is an empty prompt: a prompt needs text or an attachment")
 	}
-	if err := s.judgeDelivery(seq, b.Submission); err != nil {
+	if err := s.judgeDelivery(seq, b.Submission, record.KindUserPrompt); err != nil {
 		return err
 	}
 	for i, a := range b.Attachments {
@@ -44,7 +44,7 @@ func (s *State) judgeSteering(seq int64, b *record.Steering) error {
 	if strings.TrimSpace(b.Text) == "" {
 		return refuse(seq, "is empty steering: steering needs text")
 	}
-	if err := s.judgeDelivery(seq, b.Submission); err != nil {
+	if err := s.judgeDelivery(seq, b.Submission, record.KindSteering); err != nil {
 		return err
 	}
 	switch {
@@ -254,6 +254,7 @@ func (s *State) applyUserPrompt(seq int64, b *record.UserPrompt) {
 	m := PromptMessage(b)
 	s.addTurn(Turn{ID: b.Turn, Role: record.User, Kind: Own, Label: label(b.Text), Messages: []record.Message{m}, Seqs: []int64{seq}})
 	s.phase = AwaitingAssistantAfterUser
+	s.takeUp()
 	s.inFlight = true
 	s.deliver(b.Submission, seq)
 }
@@ -303,6 +304,9 @@ func appendUserText(msgs []record.Message, text string) []record.Message {
 func (s *State) applyImport(seq int64, b *record.Import) {
 	s.addTurn(Turn{ID: b.Turn, Role: b.Message.Role, Kind: Imported, Label: messageLabel(b.Message), Messages: []record.Message{b.Message}, Seqs: []int64{seq}})
 	s.phase = AwaitingAssistantAfterUser
+	if !s.inFlight {
+		s.takeUp()
+	}
 	s.inFlight = true
 }
 
@@ -311,6 +315,7 @@ func (s *State) applyAssistant(seq int64, b *record.AssistantMessage) {
 	s.addTurn(Turn{ID: b.Turn, Role: record.Assistant, Kind: Own, Label: messageLabel(m), Messages: []record.Message{m}, Seqs: []int64{seq}})
 	s.owed = nil
 	s.started = table[string, bool]{}
+	s.finished = table[string, record.ToolResult]{}
 	for _, p := range b.Parts {
 		if p.Type == record.PartToolCall {
 			s.owed = append(s.owed, p.CallID)
@@ -335,6 +340,7 @@ func (s *State) applyToolResults(seq int64, b *record.ToolResults) {
 	t.Bytes = messagesSize(t.Messages)
 	s.owed = nil
 	s.started = table[string, bool]{}
+	s.finished = table[string, record.ToolResult]{}
 	s.phase = AwaitingAssistantAfterToolResults
 }
 
@@ -425,16 +431,4 @@ func TurnMessages(bodies []record.Payload) []record.Message {
 		}
 	}
 	return msgs
-}
-
-// judgeDelivery refuses delivering a host submission that has already ended: a withdrawn message
-// is never delivered.
-func (s *State) judgeDelivery(seq int64, id string) error {
-	if id == "" {
-		return nil
-	}
-	if v, ok := s.subs.get(id); ok && v.State != "accepted" {
-		return refuse(seq, "delivers message %s, which is already %s", id, v.State)
-	}
-	return nil
 }

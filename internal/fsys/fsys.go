@@ -41,6 +41,9 @@ type FS interface {
 	Rename(oldname, newname string) error
 	// Remove removes a file or an empty directory.
 	Remove(name string) error
+	// RemoveAll removes a file or a directory and everything in it; a name that does not exist is
+	// not an error. Like Remove, it is durable once the parent directory is synced.
+	RemoveAll(name string) error
 	// MkdirAll creates a directory and any missing parents; it is not an error if it exists.
 	MkdirAll(dir string) error
 	// SyncDir makes the entries of a directory durable: files created in, renamed into or

@@ -165,6 +165,28 @@ var conformance = []struct {
 			t.Fatalf("Remove of an empty directory: %v", err)
 		}
 	}},
+	{"remove all", func(t *testing.T, fsys FS, root string) {
+		dir := filepath.Join(root, "s")
+		if err := fsys.MkdirAll(filepath.Join(dir, "blobs")); err != nil {
+			t.Fatal(err)
+		}
+		f := must(fsys.Create(filepath.Join(dir, "record.jsonl")))
+		write(t, f, "kept by the open handle\n")
+		closeOK(t, must(fsys.Create(filepath.Join(dir, "blobs", "b"))))
+		if err := fsys.RemoveAll(dir); err != nil {
+			t.Fatalf("RemoveAll of a tree: %v", err)
+		}
+		if _, err := fsys.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("Stat after RemoveAll = %v; want fs.ErrNotExist", err)
+		}
+		if err := fsys.RemoveAll(dir); err != nil {
+			t.Errorf("RemoveAll of a missing name: %v", err)
+		}
+		if err := fsys.RemoveAll(filepath.Join(root, "no", "such")); err != nil {
+			t.Errorf("RemoveAll under a missing directory: %v", err)
+		}
+		closeOK(t, f)
+	}},
 	{"mkdir all sync", func(t *testing.T, fsys FS, root string) {
 		dir := filepath.Join(root, "p", "q")
 		if err := MkdirAllSync(fsys, dir); err != nil {

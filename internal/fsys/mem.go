@@ -286,6 +286,25 @@ func (m *Mem) Remove(name string) error {
 	return nil
 }
 
+// RemoveAll removes a file or a directory and everything in it; a missing name is not an error.
+// Open handles to a removed file keep working.
+func (m *Mem) RemoveAll(name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := clean(name)
+	d, base, err := m.parent("removeall", p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if _, ok := d.entries[base]; ok {
+		d.remove(base)
+	}
+	return nil
+}
+
 // MkdirAll creates a directory and any missing parents.
 func (m *Mem) MkdirAll(dir string) error {
 	m.mu.Lock()

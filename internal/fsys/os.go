@@ -58,6 +58,9 @@ func (OS) Rename(oldname, newname string) error { return os.Rename(oldname, newn
 // Remove removes a file or an empty directory.
 func (OS) Remove(name string) error { return os.Remove(name) }
 
+// RemoveAll removes a file or a directory and everything in it.
+func (OS) RemoveAll(name string) error { return os.RemoveAll(name) }
+
 // MkdirAll creates a directory and any missing parents.
 func (OS) MkdirAll(dir string) error { return os.MkdirAll(dir, dirPerm) }
 
@@ -84,7 +87,7 @@ func (OS) Lock(name string) (Lock, error) {
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, &LockedError{Path: name, Holder: readHolder(f)}
 		}
-		if errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOSYS) {
+		if errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.EOPNOTSUPP) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.ENOSYS) {
 			err = fmt.Errorf("%w: this filesystem cannot lock files, and a session's writer must; keep rein's state (REIN_HOME) on a local filesystem", err)
 		}
 		return nil, &fs.PathError{Op: "lock", Path: name, Err: err}

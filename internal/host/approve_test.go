@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
-	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider/sim"
 	"github.com/reinhq/rein/internal/record"
 )
@@ -16,9 +16,9 @@ import (
 var askScript = steps(`{"tool_calls":[{"name":"bash","arguments":{"command":"echo ran-after-approval"}}]}`, `{"text":"done"}`)
 
 // asked waits for the approval of a call to be published, in the record and the state.
-func asked(t *testing.T, w *watch) (record.Approval, host.State) {
+func asked(t *testing.T, w *watch) (record.Approval, api.State) {
 	t.Helper()
-	e := w.until("an approval asked", func(e client.Event) bool { return e.Kind == string(record.KindApproval) })
+	e := w.until("an approval asked", func(e api.Event) bool { return e.Kind == string(record.KindApproval) })
 	var a record.Approval
 	if err := json.Unmarshal(e.Payload, &a); err != nil {
 		t.Fatal(err)

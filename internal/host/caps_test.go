@@ -252,6 +252,9 @@ func TestGateEvictsUnauthenticatedOldestFirst(t *testing.T) {
 	if s := get(fresh); s != 200 {
 		t.Fatalf("a new authorised client: status %d", s)
 	}
+	// Its connection is closed after the answer; the gate lets go of it asynchronously, and it
+	// must be gone before the places are counted below.
+	r.waitStats("the new client's connection let go", func(st host.GateStats) bool { return st.Held-st.Unauthenticated == 1 })
 
 	// Every place held by an authorised connection (the first and seven more; the unauthorised
 	// ones are closed to make room for them): a new connection is refused at once with 503.

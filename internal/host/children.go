@@ -60,14 +60,15 @@ func (c *Conv) reviveLocked() {
 	c.launch(ctx, ex, ag)
 }
 
-// afterExchangeLocked takes up the children's replies that waited for ex to end: in a new exchange,
-// unless a person's message already started one (its first boundary delivers them), or ex was
-// stopped, in which case they are recorded (imports, quiesced cancelled) and the agent stays idle.
-func (c *Conv) afterExchangeLocked(ex *exchange) {
+// afterExchangeLocked takes up the children's replies that waited for the exchange to end: in a
+// new exchange, unless a person's message already started one (its first boundary delivers them),
+// or a Stop interrupted the exchange that ended (fold.State.Stopped), in which case they are
+// recorded (imports, quiesced cancelled) and the agent stays idle.
+func (c *Conv) afterExchangeLocked() {
 	if c.ex != nil || c.ag.Arrivals() == 0 {
 		return
 	}
-	if ex.stopped {
+	if c.sess.Snapshot().Stopped() {
 		if err := c.ag.RecordArrivals(fold.Cancelled); err != nil {
 			fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
 		}
@@ -102,12 +103,5 @@ func (c *Conv) closeChildrenLocked() error {
 	if c.ag == nil {
 		return nil
 	}
-	var err error
-	if kids := c.ag.Children(); kids != nil {
-		err = kids.Close()
-	}
-	if rerr := c.ag.RecordArrivals(fold.Cancelled); err == nil {
-		err = rerr
-	}
-	return err
+	return c.ag.CloseChildren(fold.Cancelled)
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
-	"github.com/reinhq/rein/internal/client"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
@@ -206,7 +206,7 @@ func TestStopEndsRevivedExchange(t *testing.T) {
 	w := r.events(id, 0)
 	r.send(id, "hello kids")
 	k.child()
-	w.until("the first exchange's end", func(e client.Event) bool { return e.Kind == string(record.KindQuiesced) })
+	w.until("the first exchange's end", func(e api.Event) bool { return e.Kind == string(record.KindQuiesced) })
 	close(k.answer)
 	w.record(record.KindImport)
 	w.live("text") // the revived exchange streams
@@ -277,7 +277,7 @@ func TestHostCloseStopsChildren(t *testing.T) {
 	w := r.events(id, 0)
 	r.send(id, "hello kids")
 	kid := k.child()
-	w.until("the first exchange's end", func(e client.Event) bool { return e.Kind == string(record.KindQuiesced) })
+	w.until("the first exchange's end", func(e api.Event) bool { return e.Kind == string(record.KindQuiesced) })
 	r.close()
 	st, _, err := session.Replay(nil, kid.Path())
 	if err != nil {

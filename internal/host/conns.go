@@ -3,7 +3,6 @@ package host
 import (
 	"container/list"
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reinhq/rein/internal/api"
 	"golang.org/x/sys/unix"
 )
 
@@ -165,9 +165,10 @@ type GateStats struct {
 func NewGate(ln net.Listener, maxConns, maxUnauth int) *Gate {
 	maxConns = max(maxConns, 1)
 	maxUnauth = min(max(maxUnauth, 1), maxConns)
-	body := mustJSON(map[string]any{"error": map[string]string{"code": "too_many_connections",
-		"message": fmt.Sprintf("the host holds %d connections, all authorised (its cap, rein serve --max-connections): retry shortly", maxConns)}})
-	refusal := "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\n" +
+	e := api.Errorf(api.TooManyConnections, "the host holds %d connections, all authorised (its cap, rein serve --max-connections): retry shortly", maxConns)
+	body := mustJSON(api.ErrorBody{Error: e})
+	status := e.Code.Status()
+	refusal := "HTTP/1.1 " + strconv.Itoa(status) + " " + http.StatusText(status) + "\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\n" +
 		"Content-Length: " + strconv.Itoa(len(body)+1) + "\r\n\r\n" + string(body) + "\n"
 	return &Gate{Listener: ln, max: maxConns, maxUnauth: maxUnauth, refusal: []byte(refusal)}
 }
@@ -296,8 +297,8 @@ func (c *gatedConn) waiting() bool {
 		return false
 	}
 	n := 0
-	// TIOCINQ (FIONREAD): the bytes received and not yet read.
-	_ = raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	// FIONREAD: the bytes received and not yet read.
+	_ = raw.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), fionread) })
 	return n > 0
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
@@ -20,7 +21,10 @@ import (
 )
 
 // Conv is one conversation: a session (open while it has work, subscribers or recent requests),
-// its agent, and the one lock every decision about it is made under.
+// its agent, and the one lock its requests are served under. What becomes of its messages is not
+// decided here: the fold judges every step of a submission's life, and the host writes what the
+// fold's plans return (fold.StopPlan, HandPlan, FinishPlan, RestartPlan) and carries out their
+// effects — start an exchange, cancel one.
 type Conv struct {
 	h    *Host
 	id   string
@@ -30,30 +34,26 @@ type Conv struct {
 	sess    *session.Session // nil while the conversation rests
 	ag      *agent.Agent
 	ex      *exchange
-	handed  map[string]bool // submissions handed to the running exchange, as its prompt or steering
-	subs    int             // event subscribers holding the session open
-	last    time.Time       // the last request that used the session
-	timer   *time.Timer     // rests the conversation after Config.IdleAfter
-	op      string          // the operation that created it, and the title it gave
+	subs    int         // event subscribers holding the session open
+	last    time.Time   // the last request that used the session
+	timer   *time.Timer // rests the conversation after Config.IdleAfter
+	op      string      // the operation that created it, and the title it gave
 	opTitle string
 	known   bool // op and opTitle have been read
-	// waits are the tool calls waiting for the person's approval, by call id: each channel takes
-	// the answer (approve.go).
-	waits map[string]chan bool
+	// answered is closed, and replaced, when a person's answer to an approval is recorded: the
+	// calls waiting for one read theirs from the state (approve.go).
+	answered chan struct{}
 	// held is the other process that held the conversation's record when this host last tried to
 	// open it (a rein run, another host), or nil: the host lists it as held and refuses what needs
 	// its session until that process lets go.
 	held *fsys.Holder
 }
 
-// exchange is the running exchange of a conversation.
+// exchange is the running exchange of a conversation: the handle that cancels it and says when
+// its goroutine has finished.
 type exchange struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	prompt string // the submission taken up as its prompt
-	// stopped: a Stop interrupted it. Nothing more is handed to it; what is sent after the Stop
-	// waits for the next exchange.
-	stopped bool
 }
 
 // ID returns the conversation's id.
@@ -62,15 +62,14 @@ func (c *Conv) ID() string { return c.id }
 // Path returns the conversation's record file.
 func (c *Conv) Path() string { return c.path }
 
-// Submission states (DESIGN §12.2).
-const (
-	Accepted  = "accepted"
-	Delivered = "delivered"
-	Answered  = "answered"
-	Cancelled = "cancelled"
-	Withdrawn = "withdrawn"
-	Rejected  = "rejected"
-)
+// public is the state a client is shown for st (api.Accepted, ...): handed is the host's own
+// step of accepted.
+func public(st record.SubmissionState) string {
+	if st == record.SubmissionHanded {
+		return api.Accepted
+	}
+	return string(st)
+}
 
 // openLocked opens the conversation's session if it rests: the record is replayed and a new agent
 // built, once the host has a place for it among its open conversations (Host.admit). Called with
@@ -111,7 +110,7 @@ func (c *Conv) openLocked() error {
 	st := sess.Snapshot()
 	unsettled := st.InFlight() || !st.IsReady()
 	for _, sub := range st.Submissions() {
-		unsettled = unsettled || sub.State == Delivered
+		unsettled = unsettled || sub.State == record.SubmissionDelivered
 	}
 	if unsettled {
 		if err := c.reconcileLocked(); err != nil {
@@ -124,7 +123,7 @@ func (c *Conv) openLocked() error {
 // heldError is the refusal of a request that needs the session of a conversation another process
 // holds.
 func heldError(id string, h fsys.Holder) error {
-	return errf("held", "conversation %s is held by %s: another rein process is writing it, and a session has one writer at a time. "+
+	return errf(api.Held, "conversation %s is held by %s: another rein process is writing it, and a session has one writer at a time. "+
 		"If that is a rein serve, talk to the conversation there (rein chat --connect <its URL>); if it is a rein run, resume or chat, wait for it to finish or stop it", id, h)
 }
 
@@ -194,7 +193,7 @@ func (c *Conv) closeLocked() error {
 		return nil
 	}
 	err := errors.Join(c.closeChildrenLocked(), c.sess.Close())
-	c.sess, c.ag, c.handed = nil, nil, nil
+	c.sess, c.ag = nil, nil
 	c.h.release(c)
 	return err
 }
@@ -220,34 +219,15 @@ func (c *Conv) recover() error {
 
 // reconcileLocked settles a conversation opened after a restart: an exchange a crash left in
 // flight is quiesced (reason crashed), submissions it had delivered end cancelled, and submissions
-// accepted but never delivered are rejected as "host restarted", so nothing is delivered twice and
-// nothing is silently dropped.
+// accepted but never delivered are rejected as "host restarted" (fold.RestartPlan), so nothing is
+// delivered twice and nothing is silently dropped.
 func (c *Conv) reconcileLocked() error {
 	if st := c.sess.Snapshot(); st.InFlight() || !st.IsReady() {
 		if err := c.ag.Settle(st.Meta().Cwd, c.h.cfg.Version); err != nil {
 			return err
 		}
 	}
-	var ps []record.Payload
-	for _, s := range c.submissions() {
-		switch s.State {
-		case Accepted:
-			ps = append(ps, &record.Submission{ID: s.ID, State: Rejected, Reason: "host_restarted",
-				Detail: "the host restarted before this message was delivered; send it again to retry"})
-		case Delivered:
-			ps = append(ps, &record.Submission{ID: s.ID, State: Cancelled, Reason: "host_restarted",
-				Detail: "the host restarted while this message's exchange was running"})
-		}
-	}
-	if len(ps) == 0 {
-		return nil
-	}
-	return c.sess.Commit(ps...)
-}
-
-// submissions reads the submissions from the folded state.
-func (c *Conv) submissions() []fold.Submission {
-	return c.sess.Snapshot().Submissions()
+	return c.sess.CommitPlan((*fold.State).RestartPlan)
 }
 
 // indexLocked writes the conversation's row to the index.
@@ -269,7 +249,7 @@ func (c *Conv) rowLocked() (Row, error) {
 		}
 		c.op, c.opTitle, c.known = op, title, true
 	}
-	var v View
+	var v view
 	if c.sess != nil {
 		v = viewOf(c.id, c.sess.Snapshot())
 	} else {
@@ -284,14 +264,20 @@ func (c *Conv) rowLocked() (Row, error) {
 }
 
 // View returns the conversation's view: live while its session is open, else its index row.
-func (c *Conv) View() (View, error) {
+func (c *Conv) View() (api.View, error) {
+	v, err := c.view()
+	return v.View, err
+}
+
+// view is the conversation's view with its times.
+func (c *Conv) view() (view, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sess == nil {
 		c.probeHeldLocked()
 		r, ok, err := c.h.ix.get(c.id)
 		if err != nil {
-			return View{}, err
+			return view{}, err
 		}
 		if ok {
 			return c.restingLocked(r), nil
@@ -299,24 +285,24 @@ func (c *Conv) View() (View, error) {
 		// No row: read the record and index it (read-only if another process holds it).
 		if err := c.openLocked(); err != nil {
 			if c.held == nil {
-				return View{}, err
+				return view{}, err
 			}
 			if err := c.indexLocked(); err != nil {
-				return View{}, err
+				return view{}, err
 			}
 			r, _, err := c.h.ix.get(c.id)
 			return c.restingLocked(r), err
 		}
 		defer c.restLocked()
 		if err := c.indexLocked(); err != nil {
-			return View{}, err
+			return view{}, err
 		}
 	}
 	return c.liveLocked(), nil
 }
 
 // viewOr returns the live view while the session is open, else the view of r.
-func (c *Conv) viewOr(r Row) View {
+func (c *Conv) viewOr(r Row) view {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sess == nil {
@@ -333,39 +319,29 @@ func (c *Conv) viewOr(r Row) View {
 
 // restingLocked is the view of a resting conversation from its row, saying who holds it if
 // another process does.
-func (c *Conv) restingLocked(r Row) View {
+func (c *Conv) restingLocked(r Row) view {
 	v := r.view()
 	if c.held != nil {
-		h := *c.held
-		v.Held = &h
+		v.Held = holderOf(*c.held)
 	}
 	return v
 }
 
-func (c *Conv) liveLocked() View {
-	return viewOf(c.id, c.sess.Snapshot())
-}
-
-// SendResult is what Send answers.
-type SendResult struct {
-	MessageID string `json:"message_id"`
-	State     string `json:"state"`
-	Replayed  bool   `json:"replayed"`
-}
+func (c *Conv) liveLocked() view { return viewOf(c.id, c.sess.Snapshot()) }
 
 // Send accepts a message. It returns as soon as the submission is durable; delivery happens
 // behind it, in order. A repeat of op with the same payload answers the recorded outcome.
-func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (SendResult, error) {
+func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.SendResult, error) {
 	if op == "" {
-		return SendResult{}, errf("bad_request", "op_id is required: give every send an operation id, and reuse it only to retry that send")
+		return api.SendResult{}, errf(api.BadRequest, "op_id is required: give every send an operation id, and reuse it only to retry that send")
 	}
 	if text == "" && len(atts) == 0 {
-		return SendResult{}, errf("bad_request", "the message is empty: send text or an attachment")
+		return api.SendResult{}, errf(api.BadRequest, "the message is empty: send text or an attachment")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.openLocked(); err != nil {
-		return SendResult{}, err
+		return api.SendResult{}, err
 	}
 	defer c.restLocked()
 	st := c.sess.Snapshot()
@@ -373,79 +349,62 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (Send
 	closed := st.Meta().Closed
 	if seen {
 		if prev.Text != text || !slices.Equal(prev.Attachments, atts) || prev.Queue != queue {
-			return SendResult{}, errf("op_conflict", "operation %s already sent a different message (%s); use a new op_id for a new message", op, prev.ID)
+			return api.SendResult{}, errf(api.OpConflict, "operation %s already sent a different message (%s); use a new op_id for a new message", op, prev.ID)
 		}
-		return SendResult{MessageID: prev.ID, State: prev.State, Replayed: true}, nil
+		return api.SendResult{MessageID: prev.ID, State: public(prev.State), Replayed: true}, nil
 	}
 	if closed {
-		return SendResult{}, errf("closed", "conversation %s is closed", c.id)
+		return api.SendResult{}, errf(api.Closed, "conversation %s is closed", c.id)
 	}
 	id := newMessageID()
-	if err := c.sess.Commit(&record.Submission{ID: id, Op: op, State: Accepted, Text: text, Attachments: atts, Queue: queue}); err != nil {
-		return SendResult{}, err
+	if err := c.sess.Commit(&record.Submission{ID: id, Op: op, State: record.SubmissionAccepted, Text: text, Attachments: atts, Queue: queue}); err != nil {
+		return api.SendResult{}, err
 	}
 	c.pump()
 	if err := c.indexLocked(); err != nil {
-		return SendResult{}, err
+		return api.SendResult{}, err
 	}
-	return SendResult{MessageID: id, State: Accepted}, nil
+	return api.SendResult{MessageID: id, State: api.Accepted}, nil
 }
 
-// pump hands accepted submissions on: the oldest becomes the next exchange's prompt when none is
-// running; while one runs, those not queued are handed to it as steering — unless a Stop has
-// interrupted it, in which case they wait for the next exchange. Called with c.mu held.
+// pump moves waiting submissions on: when no exchange runs, the oldest becomes the next
+// exchange's prompt; while one runs, those not queued are handed to it (fold.HandPlan), to be
+// delivered as steering at its next turn boundary — unless a Stop has interrupted it, in which case
+// they wait for the next exchange. Called with c.mu held.
 func (c *Conv) pump() {
-	st := c.sess.Snapshot()
-	subs, closed := st.Submissions(), st.Meta().Closed
-	if closed {
+	if c.sess.Snapshot().Meta().Closed {
 		return
 	}
-	for _, s := range subs {
-		if s.State != Accepted {
-			continue
+	for c.ex == nil {
+		s, ok := c.sess.Snapshot().NextPrompt()
+		if !ok || !c.start(s) {
+			break
 		}
-		if c.ex == nil {
-			c.start(s)
-			continue
-		}
-		if !c.ex.stopped && !s.Queue && !c.handed[s.ID] {
-			c.handed[s.ID] = true
-			c.ag.SteerSubmission(agent.Steer{Text: text(s), Submission: s.ID})
-		}
+	}
+	if c.ex == nil {
+		return
+	}
+	if err := c.sess.AppendPlan((*fold.State).HandPlan); err != nil {
+		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
 	}
 }
 
-func text(s fold.Submission) string {
-	t := s.Text
-	for _, a := range s.Attachments {
-		if a.Text != "" {
-			t += "\n\nAttached " + a.Name + ":\n" + a.Text
-		}
-	}
-	return t
-}
-
-// start runs an exchange for submission s. Called with c.mu held.
-func (c *Conv) start(s fold.Submission) {
-	if c.handed == nil {
-		c.handed = map[string]bool{}
-	}
-	c.handed[s.ID] = true // being delivered as this exchange's prompt
+// start runs an exchange for submission s, and reports whether it began. Called with c.mu held.
+func (c *Conv) start(s fold.Submission) bool {
 	ctx, cancel := context.WithCancel(c.h.ctx)
-	ex := &exchange{cancel: cancel, done: make(chan struct{}), prompt: s.ID}
-	c.ex = ex
+	ex := &exchange{cancel: cancel, done: make(chan struct{})}
 	ag := c.ag
 	// The prompt is committed here, under the conversation's lock, so a Stop finds the message
-	// either still accepted (and withdraws it, giving its text back) or delivered (and interrupts
+	// either still waiting (and withdraws it, giving its text back) or delivered (and interrupts
 	// the exchange): never in between.
 	if err := ag.Begin(agent.Prompt{Text: s.Text, Attachments: s.Attachments, Submission: s.ID}); err != nil {
 		cancel()
-		close(ex.done)
-		c.ex = nil
 		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
-		return
+		return false
 	}
+	c.ex = ex
 	c.launch(ctx, ex, ag)
+	return true
 }
 
 // launch runs the exchange ex has begun, on a goroutine the host waits for at Close. Called with
@@ -462,77 +421,45 @@ func (c *Conv) launch(ctx context.Context, ex *exchange, ag *agent.Agent) {
 }
 
 // finish ends an exchange: every submission it delivered becomes answered or cancelled, in one
-// write, then the next accepted submission is taken up.
+// write (fold.FinishPlan), then the next waiting submission is taken up. What was handed to it and
+// not delivered was handed back when it quiesced, and waits with the rest.
 func (c *Conv) finish(ex *exchange, out agent.Outcome) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	defer c.restLocked()
-	state, reason := Answered, out.Reason
-	if out.Reason != fold.Replied {
-		state = Cancelled
+	var detail string
+	if out.Err != nil && !errors.Is(out.Err, context.Canceled) {
+		detail = out.Err.Error()
 	}
-	var ps []record.Payload
-	for _, s := range c.submissions() {
-		if s.State == Delivered {
-			p := &record.Submission{ID: s.ID, State: state, Reason: reason}
-			if out.Err != nil && !errors.Is(out.Err, context.Canceled) {
-				p.Detail = out.Err.Error()
-			}
-			ps = append(ps, p)
-		}
-	}
-	if len(ps) > 0 {
-		if err := c.sess.Commit(ps...); err != nil {
-			fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
-		}
+	err := c.sess.CommitPlan(func(st *fold.State) []record.Payload { return st.FinishPlan(out.Reason, detail) })
+	if err != nil {
+		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
 	}
 	c.ex = nil
-	// Steering handed over but never delivered is still accepted: it is taken up next, as the
-	// next exchange's prompt. That is what the loop handed back (out.Withdrawn), and what was
-	// handed to the agent after the loop had taken its last steering, which is still waiting in
-	// the agent: it is drained here, or the next exchange would deliver it a second time.
-	c.ag.Withdraw()
-	clear(c.handed)
 	// A failed session (an fsync error) takes nothing more up: its record says where it stopped.
 	if c.h.ctx.Err() == nil && !errors.Is(out.Err, session.ErrFailed) {
 		c.pump()
 		// A child's reply that came after the exchange's last turn boundary is taken up now — or,
 		// after a Stop, recorded without waking the agent (Stop means stop).
-		c.afterExchangeLocked(ex)
+		c.afterExchangeLocked()
 	}
 	if err := c.indexLocked(); err != nil {
 		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
 	}
 }
 
-// StopResult is what Stop answers.
-type StopResult struct {
-	Stopped     bool    `json:"stopped"`
-	Interrupted bool    `json:"interrupted"`
-	Withdrawn   []Taken `json:"withdrawn"`
-	Reason      string  `json:"reason,omitempty"`
-	Replayed    bool    `json:"replayed"`
-}
-
-// Taken is a message a Stop took back, returned so the client can put its text back.
-type Taken struct {
-	ID          string              `json:"id"`
-	Text        string              `json:"text"`
-	Attachments []record.Attachment `json:"attachments"`
-}
-
 // Stop stops whatever the conversation has in flight (DESIGN §12.3). In order, in one write: it
 // withdraws every accepted submission, records the Stop; then it interrupts the running exchange,
 // which quiesces. turn, when non-zero, is a precondition: stop only if that turn is in hand. A
 // Stop whose write fails withdraws and interrupts nothing.
-func (c *Conv) Stop(op string, turn int64) (StopResult, error) {
+func (c *Conv) Stop(op string, turn int64) (api.StopResult, error) {
 	if op == "" {
-		return StopResult{}, errf("bad_request", "op_id is required: give every Stop press a new operation id")
+		return api.StopResult{}, errf(api.BadRequest, "op_id is required: give every Stop press a new operation id")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.openLocked(); err != nil {
-		return StopResult{}, err
+		return api.StopResult{}, err
 	}
 	defer c.restLocked()
 	res, err := c.stopLocked(op, turn)
@@ -542,82 +469,44 @@ func (c *Conv) Stop(op string, turn int64) (StopResult, error) {
 	return res, err
 }
 
-func (c *Conv) stopLocked(op string, turn int64) (StopResult, error) {
-	res := StopResult{Withdrawn: []Taken{}}
-	var prev record.Stop
-	var replay, inHand bool
-	st := c.sess.Snapshot()
-	prev, replay = st.StopByOp(op)
-	if replay {
-		for _, id := range prev.Withdrawn {
-			if s, ok := st.Submission(id); ok {
-				res.Withdrawn = append(res.Withdrawn, taken(s))
-			}
-		}
-	}
-	inHand = st.InFlight() && st.Newest() == turn
-	if replay {
-		if prev.Turn != turn {
-			return StopResult{}, errf("op_conflict", "operation %s was a Stop with a different turn", op)
-		}
-		res.Stopped, res.Interrupted, res.Replayed = true, prev.Interrupted, true
-		return res, nil
-	}
-	if turn != 0 && !inHand {
-		res.Reason = fmt.Sprintf("turn %d is no longer in hand", turn)
-		return res, nil
-	}
-	// Take back what the running exchange has not yet delivered. Withdraw and the loop's taking of
-	// steering exclude each other, so what Withdraw answers is never delivered.
+// stopLocked judges the press against the state at the writer (fold.StopPlan), writes what it
+// withdraws and the Stop in one write, then — only once that is durable — interrupts the running
+// exchange.
+func (c *Conv) stopLocked(op string, turn int64) (api.StopResult, error) {
 	ex := c.ex
-	pulled := map[string]bool{}
-	var back []agent.Steer
-	if ex != nil {
-		back = c.ag.Withdraw()
-		for _, s := range back {
-			pulled[s.Submission] = true
-		}
+	var plan fold.StopPlan
+	err := c.sess.CommitPlan(func(st *fold.State) []record.Payload {
+		plan = st.StopPlan(op, turn, ex != nil)
+		return plan.Records
+	})
+	if err != nil {
+		return api.StopResult{}, err
 	}
-	// Read the state after Withdraw. Steering handed over and not pulled back was taken by the
-	// loop: while the exchange is in flight, to deliver at this turn boundary (it is stopped with
-	// the exchange); once the exchange has quiesced, to hand it back to finish, which would take
-	// it up next — it is withdrawn here instead. The exchange's own prompt is always delivered.
-	st = c.sess.Snapshot()
-	subs, inFlight := st.Submissions(), st.InFlight()
-	var ps []record.Payload
-	var ids []string
-	for _, s := range subs {
-		if s.State != Accepted {
-			continue
-		}
-		if ex != nil && (s.ID == ex.prompt || (c.handed[s.ID] && !pulled[s.ID] && inFlight)) {
-			continue
-		}
-		ps = append(ps, &record.Submission{ID: s.ID, State: Withdrawn, Reason: "cancelled before it started"})
-		ids = append(ids, s.ID)
+	res := api.StopResult{Withdrawn: []api.Taken{}}
+	for _, s := range plan.Withdraw {
 		res.Withdrawn = append(res.Withdrawn, taken(s))
 	}
-	running := ex != nil
-	if !running && len(ps) == 0 {
+	switch {
+	case plan.Replay != nil && plan.Conflict:
+		return api.StopResult{}, errf(api.OpConflict, "operation %s was a Stop with a different turn", op)
+	case plan.Replay != nil:
+		res.Stopped, res.Interrupted, res.Replayed = true, plan.Replay.Interrupted, true
+		return res, nil
+	case plan.Stale:
+		res.Reason = fmt.Sprintf("turn %d is no longer in hand", turn)
+		return res, nil
+	case plan.Records == nil:
 		return res, nil // nothing in flight: a quiet success, no record
 	}
-	ps = append(ps, &record.Stop{Op: op, Turn: turn, Withdrawn: ids, Interrupted: running})
-	if err := c.sess.Commit(ps...); err != nil {
-		for _, s := range back {
-			c.ag.SteerSubmission(s)
-		}
-		return StopResult{}, err
-	}
-	if running {
-		ex.stopped = true
+	if plan.Interrupt {
 		ex.cancel()
 	}
-	res.Stopped, res.Interrupted = true, running
+	res.Stopped, res.Interrupted = true, plan.Interrupt
 	return res, nil
 }
 
-func taken(s fold.Submission) Taken {
-	return Taken{ID: s.ID, Text: s.Text, Attachments: orEmpty(s.Attachments)}
+func taken(s fold.Submission) api.Taken {
+	return api.Taken{ID: s.ID, Text: s.Text, Attachments: orEmpty(s.Attachments)}
 }
 
 func orEmpty(a []record.Attachment) []record.Attachment {
@@ -630,7 +519,7 @@ func orEmpty(a []record.Attachment) []record.Attachment {
 // Rename records a new title. Renaming to the title it has writes nothing, so a retry is a no-op.
 func (c *Conv) Rename(op, title string) error {
 	if op == "" {
-		return errf("bad_request", "op_id is required")
+		return errf(api.BadRequest, "op_id is required")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -651,7 +540,7 @@ func (c *Conv) Rename(op, title string) error {
 // message slips in between.
 func (c *Conv) Close(op string) error {
 	if op == "" {
-		return errf("bad_request", "op_id is required")
+		return errf(api.BadRequest, "op_id is required")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -673,7 +562,7 @@ func (c *Conv) Close(op string) error {
 }
 
 // Transcript answers the context as it would be sent, the survey, the turn index and the
-// residues, encoded as JSON.
+// residues (api.Transcript), encoded as JSON.
 func (c *Conv) Transcript() ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -682,8 +571,8 @@ func (c *Conv) Transcript() ([]byte, error) {
 	}
 	defer c.restLocked()
 	st := c.sess.Snapshot()
-	return json.Marshal(map[string]any{"system": st.System(), "messages": st.Context(), "survey": st.Survey(),
-		"index": st.Index(), "residues": st.Residues()})
+	return json.Marshal(api.Transcript{System: st.System(), Messages: st.Context(), Survey: surveyOf(st.Survey()),
+		Index: rowsOf(st.Index()), Residues: residuesOf(st.Residues())})
 }
 
 // Subscription is an events stream's hold on a conversation: the session stays open until End.
@@ -719,7 +608,7 @@ func (c *Conv) Subscribe(after int64) (*Subscription, error) {
 }
 
 // State returns the conversation's published state now.
-func (s *Subscription) State() State { return StateOf(s.sess.Snapshot()) }
+func (s *Subscription) State() api.State { return StateOf(s.sess.Snapshot()) }
 
 // End ends the subscription; the conversation may rest again.
 func (s *Subscription) End() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
@@ -12,51 +13,44 @@ import (
 // A person's context edits: evict with a note, rewind, clear, and fork. They are refused while the
 // conversation is working — Stop first — so a person's edit never races the agent's loop.
 
-// EditResult answers an edit: the survey after it.
-type EditResult struct {
-	Seq      int64       `json:"seq"`
-	Survey   fold.Survey `json:"survey"`
-	Replayed bool        `json:"replayed"`
-}
-
-func (c *Conv) edit(op string, p record.Payload, check func(st *fold.State) error) (EditResult, error) {
+func (c *Conv) edit(op string, p record.Payload, check func(st *fold.State) error) (api.EditResult, error) {
 	if op == "" {
-		return EditResult{}, errf("bad_request", "op_id is required")
+		return api.EditResult{}, errf(api.BadRequest, "op_id is required")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.openLocked(); err != nil {
-		return EditResult{}, err
+		return api.EditResult{}, err
 	}
 	defer c.restLocked()
-	var res EditResult
+	var res api.EditResult
 	var replayed, working bool
 	var refusal error
 	st := c.sess.Snapshot()
 	if seq, ok := st.EditByOp(op); ok {
-		res, replayed = EditResult{Seq: seq, Survey: st.Survey(), Replayed: true}, true
-	} else if working = Working(StateOf(st)); !working {
+		res, replayed = api.EditResult{Seq: seq, Survey: surveyOf(st.Survey()), Replayed: true}, true
+	} else if working = api.Working(StateOf(st)); !working {
 		refusal = check(st)
 	}
 	switch {
 	case replayed:
 		return res, nil
 	case c.ex != nil || working:
-		return EditResult{}, errf("busy", "the conversation is working: stop it first, then edit its context")
+		return api.EditResult{}, errf(api.Busy, "the conversation is working: stop it first, then edit its context")
 	case refusal != nil:
-		return EditResult{}, errf("bad_request", "%v", refusal)
+		return api.EditResult{}, errf(api.BadRequest, "%v", refusal)
 	}
 	if err := c.sess.Commit(p); err != nil {
-		return EditResult{}, err
+		return api.EditResult{}, err
 	}
 	st = c.sess.Snapshot()
-	res = EditResult{Seq: st.Seq(), Survey: st.Survey()}
+	res = api.EditResult{Seq: st.Seq(), Survey: surveyOf(st.Survey())}
 	return res, c.indexLocked()
 }
 
 // Evict takes turns [from, to] out of the context, leaving a residue with the note (authority
 // user).
-func (c *Conv) Evict(op string, from, to int64, note string) (EditResult, error) {
+func (c *Conv) Evict(op string, from, to int64, note string) (api.EditResult, error) {
 	return c.edit(op, &record.Evicted{From: from, To: to, Note: note, By: record.ByUser, Op: op}, func(st *fold.State) error {
 		_, err := st.CheckEviction(from, to, note)
 		return err
@@ -64,12 +58,12 @@ func (c *Conv) Evict(op string, from, to int64, note string) (EditResult, error)
 }
 
 // Rewind withdraws every turn from turn on.
-func (c *Conv) Rewind(op string, turn int64) (EditResult, error) {
+func (c *Conv) Rewind(op string, turn int64) (api.EditResult, error) {
 	return c.edit(op, &record.Rewound{Anchor: turn, Op: op}, func(st *fold.State) error { return st.CheckRewind(turn) })
 }
 
 // Clear withdraws every turn.
-func (c *Conv) Clear(op string) (EditResult, error) {
+func (c *Conv) Clear(op string) (api.EditResult, error) {
 	return c.edit(op, &record.Cleared{Op: op}, func(st *fold.State) error { return nil })
 }
 
@@ -77,7 +71,7 @@ func (c *Conv) Clear(op string) (EditResult, error) {
 // (0: all of it). A repeat of the operation answers the conversation it made.
 func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 	if op == "" {
-		return nil, false, errf("bad_request", "op_id is required")
+		return nil, false, errf(api.BadRequest, "op_id is required")
 	}
 	if c, ok, err := h.byOp(op); err != nil || ok {
 		return c, ok, err
@@ -97,7 +91,7 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 	title := ps.Snapshot().Meta().Title
 	parent.mu.Unlock()
 	if err != nil {
-		return nil, false, errf("bad_request", "cannot fork: %v", err)
+		return nil, false, errf(api.BadRequest, "cannot fork: %v", err)
 	}
 	if title != "" {
 		title = "fork of " + title
@@ -106,36 +100,23 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 }
 
 func (s *Server) editRoutes() {
-	api := func(pattern string, fn func(w http.ResponseWriter, r *http.Request) error) {
+	handle := func(pattern string, fn func(w http.ResponseWriter, r *http.Request) error) {
 		s.mux.Handle(pattern, s.guard(fn))
 	}
-	api("POST /api/conversations/{id}/evict", func(w http.ResponseWriter, r *http.Request) error {
-		var req struct {
-			Op   string `json:"op_id"`
-			From int64  `json:"from"`
-			To   int64  `json:"to"`
-			Note string `json:"note"`
-		}
-		return s.editWith(w, r, &req, func(c *Conv) (EditResult, error) { return c.Evict(req.Op, req.From, req.To, req.Note) })
+	handle("POST /api/conversations/{id}/evict", func(w http.ResponseWriter, r *http.Request) error {
+		var req api.EvictRequest
+		return s.editWith(w, r, &req, func(c *Conv) (api.EditResult, error) { return c.Evict(req.Op, req.From, req.To, req.Note) })
 	})
-	api("POST /api/conversations/{id}/rewind", func(w http.ResponseWriter, r *http.Request) error {
-		var req struct {
-			Op   string `json:"op_id"`
-			Turn int64  `json:"turn"`
-		}
-		return s.editWith(w, r, &req, func(c *Conv) (EditResult, error) { return c.Rewind(req.Op, req.Turn) })
+	handle("POST /api/conversations/{id}/rewind", func(w http.ResponseWriter, r *http.Request) error {
+		var req api.RewindRequest
+		return s.editWith(w, r, &req, func(c *Conv) (api.EditResult, error) { return c.Rewind(req.Op, req.Turn) })
 	})
-	api("POST /api/conversations/{id}/clear", func(w http.ResponseWriter, r *http.Request) error {
-		var req struct {
-			Op string `json:"op_id"`
-		}
-		return s.editWith(w, r, &req, func(c *Conv) (EditResult, error) { return c.Clear(req.Op) })
+	handle("POST /api/conversations/{id}/clear", func(w http.ResponseWriter, r *http.Request) error {
+		var req api.ClearRequest
+		return s.editWith(w, r, &req, func(c *Conv) (api.EditResult, error) { return c.Clear(req.Op) })
 	})
-	api("POST /api/conversations/{id}/fork", func(w http.ResponseWriter, r *http.Request) error {
-		var req struct {
-			Op string `json:"op_id"`
-			At int64  `json:"at"`
-		}
+	handle("POST /api/conversations/{id}/fork", func(w http.ResponseWriter, r *http.Request) error {
+		var req api.ForkRequest
 		c, err := s.conv(r)
 		if err != nil {
 			return err
@@ -155,12 +136,12 @@ func (s *Server) editRoutes() {
 		if err != nil {
 			return err
 		}
-		writeJSON(w, status, map[string]any{"conversation": v, "replayed": replayed})
+		writeJSON(w, status, api.Created{Conversation: v, Replayed: replayed})
 		return nil
 	})
 }
 
-func (s *Server) editWith(w http.ResponseWriter, r *http.Request, req any, do func(c *Conv) (EditResult, error)) error {
+func (s *Server) editWith(w http.ResponseWriter, r *http.Request, req any, do func(c *Conv) (api.EditResult, error)) error {
 	c, err := s.conv(r)
 	if err != nil {
 		return err

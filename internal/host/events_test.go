@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
-	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
 )
@@ -107,14 +107,14 @@ func TestEventsReconnect(t *testing.T) {
 	w := r.events(id, 0)
 	r.send(id, "go")
 	for range 6 {
-		w.until("a record", func(e client.Event) bool { return e.Seq > 0 })
+		w.until("a record", func(e api.Event) bool { return e.Seq > 0 })
 		r.srv.CloseClientConnections()
 	}
 	w.idle()
 	final := r.get(id).State
 	w.through(final.Seq)
 	var got []int64
-	var st host.State
+	var st api.State
 	for _, e := range w.seen {
 		if e.Seq > 0 {
 			got = append(got, e.Seq)
@@ -130,7 +130,7 @@ func TestEventsReconnect(t *testing.T) {
 	// Applying every event twice, in any order, converges too.
 	evs := append(slices.Clone(w.seen), w.seen...)
 	rand.Shuffle(len(evs), func(i, j int) { evs[i], evs[j] = evs[j], evs[i] })
-	var again host.State
+	var again api.State
 	for _, e := range evs {
 		again = client.Apply(again, e)
 	}
@@ -141,7 +141,7 @@ func TestEventsReconnect(t *testing.T) {
 
 // TestWorkingAgrees holds a scripted run at each step — idle, the agent starting, a rate-limit
 // wait, streaming, a tool running, stopped — and checks that the conversation's GET state, its
-// list entry, the events stream's latest state and host.Working all say the same.
+// list entry, the events stream's latest state and api.Working all say the same.
 func TestWorkingAgrees(t *testing.T) {
 	r := newRig(t, rigOptions{bash: true, script: steps(
 		`{"status":429,"retry_after":"60"}`,
@@ -158,14 +158,14 @@ func TestWorkingAgrees(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		i := slices.IndexFunc(list, func(l host.View) bool { return l.ID == id })
+		i := slices.IndexFunc(list, func(l api.View) bool { return l.ID == id })
 		if i < 0 {
 			t.Fatalf("%s: not listed", step)
 		}
 		if mustJSON(list[i].State) != mustJSON(v.State) {
 			t.Errorf("%s: the list says %s, GET says %s", step, mustJSON(list[i].State), mustJSON(v.State))
 		}
-		var st host.State
+		var st api.State
 		w.catchUp(v.State.Seq)
 		for _, e := range w.seen {
 			st = client.Apply(st, e)
@@ -173,8 +173,8 @@ func TestWorkingAgrees(t *testing.T) {
 		if mustJSON(st) != mustJSON(v.State) {
 			t.Errorf("%s: the events say %s, GET says %s", step, mustJSON(st), mustJSON(v.State))
 		}
-		if v.State.Working != want || host.Working(v.State) != want || list[i].State.Working != want {
-			t.Errorf("%s: working %v, Working() %v, listed %v; want %v", step, v.State.Working, host.Working(v.State), list[i].State.Working, want)
+		if v.State.Working != want || api.Working(v.State) != want || list[i].State.Working != want {
+			t.Errorf("%s: working %v, Working() %v, listed %v; want %v", step, v.State.Working, api.Working(v.State), list[i].State.Working, want)
 		}
 		t.Logf("%s: %s", step, mustJSON(v.State))
 	}

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 )
@@ -26,7 +26,7 @@ func (r *rig) writeElsewhere(id string) *session.Session {
 }
 
 // listed returns a conversation's view in the host's list.
-func (r *rig) listed(id string) host.View {
+func (r *rig) listed(id string) api.View {
 	r.t.Helper()
 	vs, err := r.c.List(ctxT(r.t))
 	if err != nil {
@@ -38,14 +38,14 @@ func (r *rig) listed(id string) host.View {
 		}
 	}
 	r.t.Fatalf("conversation %s is not listed", id)
-	return host.View{}
+	return api.View{}
 }
 
 // refusedAsHeld checks that err is the host's "held" refusal naming this process (the other
 // writer), with status 409.
 func refusedAsHeld(t *testing.T, what string, err error) {
 	t.Helper()
-	var ce *client.Error
+	var ce *api.Error
 	if !errors.As(err, &ce) || ce.Code != "held" || ce.Status != 409 {
 		t.Fatalf("%s of a held conversation = %v; want 409 held", what, err)
 	}
@@ -73,7 +73,7 @@ func TestHeldConversation(t *testing.T) {
 	}
 
 	other := r.writeElsewhere(id)
-	_, err := r.c.Send(ctxT(t), id, client.Message{Op: client.NewOp(), Text: "are you there?"})
+	_, err := r.c.Send(ctxT(t), id, api.Message{Op: client.NewOp(), Text: "are you there?"})
 	refusedAsHeld(t, "Send", err)
 	_, err = r.c.Stop(ctxT(t), id, 0)
 	refusedAsHeld(t, "Stop", err)
@@ -127,7 +127,7 @@ func TestHostOpensBesideAHolder(t *testing.T) {
 	if v.Held == nil || !v.State.Working {
 		t.Fatalf("listed with held %+v, working %v; want held, working (its exchange is in flight)", v.Held, v.State.Working)
 	}
-	_, err := r.c.Send(ctxT(t), id, client.Message{Op: client.NewOp(), Text: "are you there?"})
+	_, err := r.c.Send(ctxT(t), id, api.Message{Op: client.NewOp(), Text: "are you there?"})
 	refusedAsHeld(t, "Send", err)
 
 	other.Close() // its process dies mid-exchange

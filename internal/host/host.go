@@ -2,12 +2,19 @@
 // session; the host adds submissions with their lifecycle, Stop, operation ids, the conversation
 // index and a wire API.
 //
-// Every decision about a conversation — accept a message, deliver it, withdraw it, stop — is made
-// under that conversation's one lock, in arrival order, and written through the session's single
-// writer before it takes effect. The host reads a session's folded state only through
-// Session.Read: the agent's goroutine writes the same state. The record is the one truth: after a
-// restart the host rebuilds everything from it, and the conversation index (index.go) is a cache
-// of it.
+// A conversation's requests are served under its one lock, in arrival order. What becomes of a
+// message — handed to the running exchange, delivered, withdrawn by a Stop, answered, rejected
+// after a restart — is not decided by the host on the side: each step is a record the fold judges
+// against the submission table (fold.Transitions), and the host writes what the fold's plans
+// return (fold.StopPlan, HandPlan, FinishPlan, RestartPlan, AnswerPlan), computed from the state
+// at the session's writer (Session.CommitPlan) so the agent's goroutine, which writes the same
+// record, cannot overtake the judgement; only once the write is durable does the host carry out
+// the plan's effects (start an exchange, cancel one). The host reads a session's folded state only
+// through Session.Read. The record is the one truth: after a restart the host rebuilds everything
+// from it, and the conversation index (index.go) is a cache of it.
+//
+// The scenario files under testdata/scenarios script sends, Stops, approvals and restarts against
+// a real host and hold the records and states they lead to (TestScenarios).
 //
 // A conversation with no work and no subscribers rests: after Config.IdleAfter its session is
 // closed and its agent dropped, so it costs only its id and its lock in memory and its row in the
@@ -29,7 +36,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,6 +43,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
@@ -121,18 +128,10 @@ type Host struct {
 	stop   context.CancelFunc
 }
 
-// Error is a refusal with an HTTP-minded code ("not_found", "op_conflict", "bad_request", ...).
-type Error struct {
-	Code    string
-	Message string
-	// RetryAfter, when set, is how long the caller should wait before trying again.
-	RetryAfter time.Duration
-}
-
-func (e *Error) Error() string { return e.Message }
-
-func errf(code, format string, args ...any) error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+// errf is a refusal with an API code (package api): the HTTP API answers it with the code's
+// status, and an in-process caller finds it with errors.As or api.CodeOf.
+func errf(code api.Code, format string, args ...any) error {
+	return api.Errorf(code, format, args...)
 }
 
 // Open starts a host over the conversations already on disk. A conversation whose index row
@@ -145,6 +144,9 @@ func errf(code, format string, args ...any) error {
 func Open(cfg Config) (*Host, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Session.Now == nil {
+		cfg.Session.Now = cfg.Now // one clock: the sessions' records and ids read the host's
 	}
 	if cfg.IdleAfter == 0 {
 		cfg.IdleAfter = DefaultIdleAfter
@@ -253,14 +255,14 @@ func (h *Host) all() []*Conv {
 // the conversation it created; with another title it is refused.
 func (h *Host) Create(op, title string) (*Conv, bool, error) {
 	if op == "" {
-		return nil, false, errf("bad_request", "op_id is required: give every mutating request an operation id")
+		return nil, false, errf(api.BadRequest, "op_id is required: give every mutating request an operation id")
 	}
 	c, ok, err := h.byOp(op)
 	if err != nil || !ok {
 		return h.make(op, title, "")
 	}
 	if c.opTitle != title && c.opTitle != h.redact(title) {
-		return nil, false, errf("op_conflict", "operation %s already created conversation %s with a different title", op, c.id)
+		return nil, false, errf(api.OpConflict, "operation %s already created conversation %s with a different title", op, c.id)
 	}
 	return c, true, nil
 }
@@ -313,44 +315,32 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 	if err := h.judgeCreate(); err != nil {
 		return nil, false, err
 	}
-	id, err := h.newID()
-	if err != nil {
-		return nil, false, err
-	}
-	c := &Conv{h: h, id: id, op: op, opTitle: title, known: true}
+	c := &Conv{h: h, op: op, opTitle: title, known: true}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := h.admit(c); err != nil {
 		return nil, false, err
 	}
-	dir := filepath.Join(h.dir, id)
-	sess, err := session.Create(dir, h.cfg.Session, &record.SessionStarted{
-		Session: id, Provider: h.cfg.Provider, Model: h.cfg.Model, ContextWindow: h.cfg.Window, Cwd: h.cfg.Cwd,
+	// Start mints the id and leaves nothing on disk if it fails.
+	sess, err := session.Start(h.dir, h.cfg.Session, record.SessionStarted{
+		Provider: h.cfg.Provider, Model: h.cfg.Model, ContextWindow: h.cfg.Window, Cwd: h.cfg.Cwd,
 		Version: h.cfg.Version, Parent: parent, Title: title, Op: op,
-	})
+	}, first...)
 	if err != nil {
 		h.release(c)
-		if errors.Is(err, fs.ErrExist) {
-			return nil, false, err // another process made this directory: it is not ours to remove
-		}
-		return nil, false, h.discard(id, err)
+		return nil, false, fmt.Errorf("create a conversation: %w", err)
 	}
+	c.id = sess.ID()
 	c.path = sess.Path()
 	c.sess = sess
 	// The operation's title is kept as the record holds it (redacted), as origin reads it back.
 	c.opTitle = sess.Snapshot().Meta().Title
-	err = nil
-	if len(first) > 0 {
-		err = sess.Commit(first...)
-	}
-	if err == nil {
-		c.ag, err = c.newAgent(sess)
-	}
+	c.ag, err = c.newAgent(sess)
 	if err == nil {
 		err = c.indexLocked()
 	}
 	if err != nil {
-		return nil, false, h.discard(id, errors.Join(err, c.closeLocked()))
+		return nil, false, h.discard(c.id, errors.Join(err, c.closeLocked()))
 	}
 	c.restLocked()
 	h.add(c)
@@ -365,36 +355,21 @@ func (h *Host) judgeCreate() error {
 		n := len(h.convs)
 		h.mu.Unlock()
 		if n >= max {
-			return &Error{Code: "too_many_conversations", Message: fmt.Sprintf("the host holds %d conversations, its cap "+
+			return &api.Error{Code: api.TooManyConversations, Message: fmt.Sprintf("the host holds %d conversations, its cap "+
 				"(rein serve --max-conversations): raise the cap, or move old sessions out of %s", n, h.dir)}
 		}
 	}
 	if ok, wait := h.rate.take(h.cfg.Now()); !ok {
-		return &Error{Code: "rate_limited", RetryAfter: wait, Message: fmt.Sprintf("conversations are being created faster than "+
+		return &api.Error{Code: api.RateLimited, RetryAfter: wait, Message: fmt.Sprintf("conversations are being created faster than "+
 			"this host allows (%g a second, in bursts of %g; rein serve --create-rate): retry in %v", h.rate.rate, h.rate.burst,
 			wait.Round(time.Millisecond))}
 	}
 	return nil
 }
 
-// newID mints a session id no directory has yet. Called with h.create held.
-func (h *Host) newID() (string, error) {
-	for range 8 {
-		id := session.NewID(h.cfg.Now())
-		_, err := os.Lstat(filepath.Join(h.dir, id))
-		if errors.Is(err, fs.ErrNotExist) {
-			return id, nil
-		}
-		if err != nil {
-			return "", fmt.Errorf("create a conversation: %w", err)
-		}
-	}
-	return "", errors.New("create a conversation: no free session id; try again")
-}
-
 // discard removes what a failed create left: the conversation's directory and its index row.
 func (h *Host) discard(id string, err error) error {
-	if rerr := os.RemoveAll(filepath.Join(h.dir, id)); rerr != nil {
+	if rerr := h.fs().RemoveAll(filepath.Join(h.dir, id)); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove the failed conversation's directory: %w", rerr))
 	}
 	if rerr := h.ix.remove([]string{id}); rerr != nil {
@@ -421,7 +396,7 @@ func (h *Host) admit(c *Conv) error {
 		}
 		h.omu.Unlock()
 		if !restOldest(others) {
-			return &Error{Code: "too_many_open", RetryAfter: time.Second, Message: fmt.Sprintf("the host has %d conversations open, "+
+			return &api.Error{Code: api.TooManyOpen, RetryAfter: time.Second, Message: fmt.Sprintf("the host has %d conversations open, "+
 				"each working or watched (its cap, rein serve --max-open-conversations): retry when one finishes, or raise the cap",
 				len(others))}
 		}
@@ -503,14 +478,14 @@ func (h *Host) Get(id string) (*Conv, error) {
 	defer h.mu.Unlock()
 	c, ok := h.convs[id]
 	if !ok {
-		return nil, errf("not_found", "no conversation %s", id)
+		return nil, errf(api.NotFound, "no conversation %s", id)
 	}
 	return c, nil
 }
 
 // List returns every conversation's view, most recently updated first. Resting conversations are
 // read from the index; only those with an open session are read live.
-func (h *Host) List() ([]View, error) {
+func (h *Host) List() ([]api.View, error) {
 	rows, err := h.ix.all()
 	if err != nil {
 		return nil, err
@@ -521,29 +496,33 @@ func (h *Host) List() ([]View, error) {
 		convs[id] = c
 	}
 	h.mu.Unlock()
-	out := make([]View, 0, len(convs))
+	vs := make([]view, 0, len(convs))
 	for _, r := range rows {
 		c := convs[r.ID]
 		if c == nil {
 			continue
 		}
 		delete(convs, r.ID)
-		out = append(out, c.viewOr(r))
+		vs = append(vs, c.viewOr(r))
 	}
 	// A conversation whose row is missing (its last index write failed) is read and indexed anew.
 	for _, c := range convs {
-		v, err := c.View()
+		v, err := c.view()
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v)
+		vs = append(vs, v)
 	}
-	slices.SortFunc(out, func(a, b View) int {
+	slices.SortFunc(vs, func(a, b view) int {
 		if a.updated != b.updated {
 			return compare(b.updated, a.updated)
 		}
 		return compare(b.ID, a.ID)
 	})
+	out := make([]api.View, len(vs))
+	for i, v := range vs {
+		out[i] = v.View
+	}
 	return out, nil
 }
 
@@ -624,7 +603,7 @@ func (h *Host) Stats() Stats {
 	return st
 }
 
-var errHostClosed = errf("host_closed", "the host is shutting down")
+var errHostClosed = errf(api.HostClosed, "the host is shutting down")
 
 // fs is the filesystem the host's sessions live on.
 func (h *Host) fs() fsys.FS {

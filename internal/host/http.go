@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -15,20 +16,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 )
 
-// Capabilities are what this host accepts; a client sends an optional field only to a host that
-// advertises it.
-var Capabilities = []string{"conversation-stop.v1", "op-ids.v1", "events.v1", "attachments.v1", "queue.v1", "context-edits.v1", "fork.v1"}
+// capabilities are what every host accepts (package api names them); a host whose agents take an
+// approver and a model (Config.NewAgentFor) also accepts approvals and model switches.
+var capabilities = []string{api.CapStop, api.CapOpIDs, api.CapEvents, api.CapAttachments, api.CapQueue, api.CapEdits, api.CapFork}
 
 // PingEvery is how often an events stream sends a keep-alive comment, so that a proxy keeps it open
 // and a peer that vanished is found by the write failing.
 const PingEvery = 15 * time.Second
-
-// MaxBody bounds every request body.
-const MaxBody = 1 << 20
 
 // Server is the host's HTTP API (docs/api.md) and the web chat.
 type Server struct {
@@ -71,23 +70,23 @@ func allowedHosts(addr string) map[string]bool {
 func (s *Server) AllowHost(h string) { s.hosts[h] = true }
 
 func (s *Server) routes() {
-	api := func(pattern string, fn func(w http.ResponseWriter, r *http.Request) error) {
+	handle := func(pattern string, fn func(w http.ResponseWriter, r *http.Request) error) {
 		s.mux.Handle(pattern, s.guard(fn))
 	}
-	api("GET /api/capabilities", s.capabilities)
-	api("GET /api/conversations", s.list)
-	api("POST /api/conversations", s.create)
-	api("GET /api/conversations/{id}", s.get)
-	api("PATCH /api/conversations/{id}", s.rename)
-	api("DELETE /api/conversations/{id}", s.close)
-	api("POST /api/conversations/{id}/messages", s.send)
-	api("POST /api/conversations/{id}/stop", s.stop)
-	api("GET /api/conversations/{id}/events", s.events)
-	api("GET /api/conversations/{id}/transcript", s.transcript)
+	handle("GET /api/capabilities", s.capabilities)
+	handle("GET /api/conversations", s.list)
+	handle("POST /api/conversations", s.create)
+	handle("GET /api/conversations/{id}", s.get)
+	handle("PATCH /api/conversations/{id}", s.rename)
+	handle("DELETE /api/conversations/{id}", s.close)
+	handle("POST /api/conversations/{id}/messages", s.send)
+	handle("POST /api/conversations/{id}/stop", s.stop)
+	handle("GET /api/conversations/{id}/events", s.events)
+	handle("GET /api/conversations/{id}/transcript", s.transcript)
 	s.editRoutes()
 	s.approveRoutes()
 	s.mux.Handle("/api/", s.guard(func(w http.ResponseWriter, r *http.Request) error {
-		return errf("not_found", "no such endpoint: %s %s (docs/api.md lists them)", r.Method, r.URL.Path)
+		return errf(api.NotFound, "no such endpoint: %s %s (docs/api.md lists them)", r.Method, r.URL.Path)
 	}))
 	if s.web != nil {
 		files := http.FileServerFS(s.web)
@@ -102,11 +101,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) checkHost(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.hosts[r.Host] {
-			writeErr(w, http.StatusMisdirectedRequest, "bad_host", fmt.Sprintf("this host does not answer to %q", r.Host))
+			writeErr(w, api.Errorf(api.BadHost, "this host does not answer to %q", r.Host))
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && !s.hosts[strings.TrimPrefix(strings.TrimPrefix(o, "http://"), "https://")] {
-			writeErr(w, http.StatusForbidden, "bad_origin", fmt.Sprintf("requests from origin %q are not accepted", o))
+			writeErr(w, api.Errorf(api.BadOrigin, "requests from origin %q are not accepted", o))
 			return
 		}
 		w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -124,54 +123,47 @@ func (s *Server) guard(fn func(w http.ResponseWriter, r *http.Request) error) ht
 			tok = r.URL.Query().Get("access_token") // EventSource cannot set headers
 		}
 		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
-			writeErr(w, http.StatusUnauthorized, "unauthorized", "a bearer token is required: use the one `rein serve` printed at startup")
+			writeErr(w, api.Errorf(api.Unauthorized, "a bearer token is required: use the one `rein serve` printed at startup"))
 			return
 		}
 		authorise(r)
 		if r.Method == http.MethodPost || r.Method == http.MethodPatch {
 			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 			if mt != "application/json" {
-				writeErr(w, http.StatusUnsupportedMediaType, "bad_content_type", "request bodies must be Content-Type: application/json")
+				writeErr(w, api.Errorf(api.BadContentType, "request bodies must be Content-Type: application/json"))
 				return
 			}
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+		r.Body = http.MaxBytesReader(w, r.Body, api.MaxBody)
 		if err := fn(w, r); err != nil {
 			writeError(w, err)
 		}
 	}))
 }
 
+// writeError answers err: a refusal (*api.Error) with its code's status from the one table
+// (api.Code.Status), anything else as too_large, session_failed or internal.
 func writeError(w http.ResponseWriter, err error) {
-	var he *Error
+	var he *api.Error
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		writeErr(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("the request body is over %d bytes", MaxBody))
+		writeErr(w, api.Errorf(api.TooLarge, "the request body is over %d bytes", api.MaxBody))
 	case errors.As(err, &he):
-		status := statusOf[he.Code]
-		if status == 0 {
-			status = 400
-		}
-		if he.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.FormatInt(int64((he.RetryAfter+time.Second-1)/time.Second), 10))
-		}
-		writeErr(w, status, he.Code, he.Message)
+		writeErr(w, he)
 	case errors.Is(err, session.ErrFailed):
-		writeErr(w, http.StatusInternalServerError, "session_failed", err.Error())
+		writeErr(w, &api.Error{Code: api.SessionFailed, Message: err.Error()})
 	default:
-		writeErr(w, http.StatusInternalServerError, "internal", err.Error())
+		writeErr(w, &api.Error{Code: api.Internal, Message: err.Error()})
 	}
 }
 
-// statusOf is the HTTP status of each refusal code (docs/api.md); another code is 400.
-var statusOf = map[string]int{
-	"not_found": 404, "op_conflict": 409, "bad_request": 400, "closed": 409, "busy": 409, "held": 409,
-	"rate_limited": 429, "too_many_conversations": 503, "too_many_open": 503, "host_closed": 503,
-}
-
-func writeErr(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
+// writeErr answers a refusal with its code's status, and a Retry-After when it says when to retry.
+func writeErr(w http.ResponseWriter, e *api.Error) {
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10))
+	}
+	writeJSON(w, e.Code.Status(), api.ErrorBody{Error: e})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -184,23 +176,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // decode reads a JSON body strictly into v.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	if err != nil {
+		return errf(api.BadRequest, "the request body could not be read: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
 		if errors.Is(err, io.EOF) {
-			return errf("bad_request", "the request body is empty: send a JSON object")
+			return errf(api.BadRequest, "the request body is empty: send a JSON object")
 		}
-		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-			return errf("bad_request", "the request body has an unknown field %s: this endpoint takes %s", f, fieldsOf(v))
+		if f, ok := unknownField(body, v); ok {
+			return errf(api.BadRequest, "the request body has an unknown field %q: this endpoint takes %s", f, fieldsOf(v))
 		}
-		return errf("bad_request", "the request body is not the JSON this endpoint takes: %v", err)
+		return errf(api.BadRequest, "the request body is not the JSON this endpoint takes: %v", err)
 	}
 	if dec.More() {
-		return errf("bad_request", "the request body has data after its JSON object: send one object")
+		return errf(api.BadRequest, "the request body has data after its JSON object: send one object")
 	}
 	return nil
 }
@@ -225,12 +221,12 @@ func fieldsOf(v any) string {
 }
 
 func (s *Server) capabilities(w http.ResponseWriter, r *http.Request) error {
-	caps := Capabilities
+	caps := capabilities
 	if s.h.cfg.NewAgentFor != nil {
 		// The agents this host builds take an approver and a model: approvals and model switches.
-		caps = append(caps[:len(caps):len(caps)], "approvals.v1", "model.v1")
+		caps = append(caps[:len(caps):len(caps)], api.CapApprovals, api.CapModel)
 	}
-	writeJSON(w, 200, map[string]any{"version": s.h.cfg.Version, "capabilities": caps})
+	writeJSON(w, 200, api.Capabilities{Version: s.h.cfg.Version, Capabilities: caps})
 	return nil
 }
 
@@ -239,15 +235,12 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, 200, map[string]any{"conversations": views})
+	writeJSON(w, 200, api.Conversations{Conversations: views})
 	return nil
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request) error {
-	var req struct {
-		Op    string `json:"op_id"`
-		Title string `json:"title"`
-	}
+	var req api.CreateRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
@@ -263,7 +256,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) error {
 	if replayed {
 		status = http.StatusOK
 	}
-	writeJSON(w, status, map[string]any{"conversation": v, "replayed": replayed})
+	writeJSON(w, status, api.Created{Conversation: v, Replayed: replayed})
 	return nil
 }
 
@@ -291,10 +284,7 @@ func (s *Server) rename(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Op    string `json:"op_id"`
-		Title string `json:"title"`
-	}
+	var req api.RenameRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
@@ -320,18 +310,13 @@ func (s *Server) send(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Op          string              `json:"op_id"`
-		Text        string              `json:"text"`
-		Attachments []record.Attachment `json:"attachments"`
-		Queue       bool                `json:"queue"`
-	}
+	var req api.Message
 	if err := decode(r, &req); err != nil {
 		return err
 	}
 	for i, a := range req.Attachments {
 		if a.Name == "" || (a.Text == "" && a.Data == "") {
-			return errf("bad_request", "attachment %d needs a name and text or data", i+1)
+			return errf(api.BadRequest, "attachment %d needs a name and text or data", i+1)
 		}
 	}
 	res, err := c.Send(req.Op, req.Text, req.Attachments, req.Queue)
@@ -351,10 +336,7 @@ func (s *Server) stop(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Op   string `json:"op_id"`
-		Turn int64  `json:"turn"`
-	}
+	var req api.StopRequest
 	if err := decode(r, &req); err != nil {
 		return err
 	}
@@ -395,7 +377,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	if cursor != "" {
 		if after, err = strconv.ParseInt(cursor, 10, 64); err != nil || after < 0 {
-			return errf("bad_request", "the event cursor %q is not a record number: give the id of the last event received", cursor)
+			return errf(api.BadRequest, "the event cursor %q is not a record number: give the id of the last event received", cursor)
 		}
 	}
 	sub, err := c.Subscribe(after)
@@ -452,7 +434,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 				writeRecord(w, sub, *u.Record)
 				last = u.Record.Seq
 			} else if u.Live != nil {
-				fmt.Fprintf(w, "event: live\ndata: %s\n\n", mustJSON(u.Live))
+				// The session's live event and the wire's have the same fields: the conversion
+				// fails to compile if they part.
+				fmt.Fprintf(w, "event: %s\ndata: %s\n\n", api.EventLive, mustJSON(api.Live(*u.Live)))
 			}
 			if len(sub.Updates) == 0 {
 				if err := flush(); err != nil {
@@ -464,7 +448,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 }
 
 func writeRecord(w io.Writer, sub *Subscription, rec record.Record) {
-	fmt.Fprintf(w, "id: %d\nevent: record\ndata: %s\n\n", rec.Seq, mustJSON(map[string]any{"seq": rec.Seq, "kind": rec.Kind(), "payload": rec.Body, "state": sub.State()}))
+	payload, err := json.Marshal(rec.Body)
+	data := mustJSON(api.Event{Seq: rec.Seq, Kind: string(rec.Kind()), Payload: payload, State: sub.State()})
+	if err != nil {
+		data = mustJSON(map[string]string{"error": err.Error()})
+	}
+	fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", rec.Seq, api.EventRecord, data)
 }
 
 func mustJSON(v any) []byte {

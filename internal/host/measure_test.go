@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 )
 
@@ -48,7 +49,7 @@ func TestIdleMemory(t *testing.T) {
 					t.Fatal(err)
 				}
 				for k := range c.rounds {
-					if _, err := r.c.Send(ctx, v.ID, client.Message{Op: client.NewOp(), Text: fmt.Sprintf("hello %d.%d", i, k)}); err != nil {
+					if _, err := r.c.Send(ctx, v.ID, api.Message{Op: client.NewOp(), Text: fmt.Sprintf("hello %d.%d", i, k)}); err != nil {
 						t.Fatal(err)
 					}
 					if err := conv.Wait(ctx); err != nil {
@@ -107,8 +108,11 @@ func BenchmarkSendAck(b *testing.B) {
 		ids[i] = r.create(fmt.Sprintf("active %d", i))
 		r.send(ids[i], fmt.Sprintf("talk slowly %d", i))
 	}
-	for r.h.Stats().Running < n {
-		runtime.Gosched()
+	// Polled, with a deadline: the host has no event for "n exchanges are running".
+	for deadline := time.Now().Add(time.Minute); r.h.Stats().Running < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d exchanges running after a minute", r.h.Stats().Running, n)
+		}
 	}
 	lat := make([]time.Duration, b.N)
 	var next sync.Mutex
@@ -129,7 +133,7 @@ func BenchmarkSendAck(b *testing.B) {
 					return
 				}
 				start := time.Now()
-				_, err := r.c.Send(ctx, ids[k%n], client.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
+				_, err := r.c.Send(ctx, ids[k%n], api.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
 				lat[k] = time.Since(start)
 				if err != nil {
 					b.Error(err)

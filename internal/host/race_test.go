@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
-	"github.com/reinhq/rein/internal/host"
 )
 
 // TestRaceSendStop races sends and Stops from separate goroutines, thousands of times, through
@@ -86,7 +86,7 @@ func raceRound(t *testing.T, r *rig, id string, rng *rand.Rand, round int, st *r
 	defer cancel()
 	type act struct {
 		stop bool
-		msg  client.Message
+		msg  api.Message
 		spin int
 	}
 	var acts []act
@@ -95,7 +95,7 @@ func raceRound(t *testing.T, r *rig, id string, rng *rand.Rand, round int, st *r
 		if rng.IntN(8) == 0 {
 			text += ": run `true`"
 		}
-		acts = append(acts, act{msg: client.Message{Op: client.NewOp(), Text: text, Queue: rng.IntN(4) == 0}, spin: rng.IntN(200)})
+		acts = append(acts, act{msg: api.Message{Op: client.NewOp(), Text: text, Queue: rng.IntN(4) == 0}, spin: rng.IntN(200)})
 	}
 	for range 1 + rng.IntN(2) {
 		acts = append(acts, act{stop: true, spin: rng.IntN(200)})
@@ -136,7 +136,7 @@ func raceRound(t *testing.T, r *rig, id string, rng *rand.Rand, round int, st *r
 			res, err := r.c.Send(ctx, id, a.msg)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil || res.State != host.Accepted {
+			if err != nil || res.State != api.Accepted {
 				failed = fmt.Errorf("send: %+v, %v", res, err)
 				return
 			}

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider/sim"
 	"github.com/reinhq/rein/internal/record"
 )
@@ -102,23 +102,23 @@ func restartSetup(t *testing.T) (*rig, map[string]string, map[string]string) {
 func checkRestarted(t *testing.T, r *rig, ids, msgs map[string]string, crashed bool, before int) {
 	t.Helper()
 	want := map[string]struct{ state, reason string }{
-		"alpha1":   {host.Cancelled, "host_restarted"},
-		"alpha2":   {host.Rejected, "host_restarted"},
-		"bravo1":   {host.Cancelled, "host_restarted"},
-		"charlie1": {host.Answered, fold.Replied},
-		"delta1":   {host.Cancelled, fold.Cancelled},
-		"delta2":   {host.Withdrawn, "cancelled before it started"},
+		"alpha1":   {api.Cancelled, "host_restarted"},
+		"alpha2":   {api.Rejected, "host_restarted"},
+		"bravo1":   {api.Cancelled, "host_restarted"},
+		"charlie1": {api.Answered, fold.Replied},
+		"delta1":   {api.Cancelled, fold.Cancelled},
+		"delta2":   {api.Withdrawn, "cancelled before it started"},
 	}
 	if !crashed {
 		// A clean shutdown stops the running exchanges itself; only what was still waiting is
 		// rejected at the next start.
-		want["alpha1"] = struct{ state, reason string }{host.Cancelled, fold.Cancelled}
-		want["bravo1"] = struct{ state, reason string }{host.Cancelled, fold.Cancelled}
+		want["alpha1"] = struct{ state, reason string }{api.Cancelled, fold.Cancelled}
+		want["bravo1"] = struct{ state, reason string }{api.Cancelled, fold.Cancelled}
 	}
 	for key, w := range want {
 		conv := ids[key[:len(key)-1]]
 		s := submission(r.records(conv), msgs[key])
-		if s == nil || s.State != w.state || s.Reason != w.reason {
+		if s == nil || string(s.State) != w.state || s.Reason != w.reason {
 			t.Errorf("%s ended %+v, want %s (%s)", key, s, w.state, w.reason)
 		}
 	}
@@ -159,7 +159,7 @@ func checkRestarted(t *testing.T, r *rig, ids, msgs map[string]string, crashed b
 	w := r.events(ids["alpha"], 0)
 	m := r.send(ids["alpha"], "after the restart")
 	w.idle()
-	if s := submission(r.records(ids["alpha"]), m.MessageID); s.State != host.Answered {
+	if s := submission(r.records(ids["alpha"]), m.MessageID); s.State != api.Answered {
 		t.Errorf("a message after the restart ended %+v", s)
 	}
 }
@@ -196,6 +196,6 @@ func relRecord(r *rig, id string) string {
 	return rel
 }
 
-func clientMsg(text string, queue bool) client.Message {
-	return client.Message{Op: client.NewOp(), Text: text, Queue: queue}
+func clientMsg(text string, queue bool) api.Message {
+	return api.Message{Op: client.NewOp(), Text: text, Queue: queue}
 }

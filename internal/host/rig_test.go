@@ -17,10 +17,12 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/provider/anthropic"
 	"github.com/reinhq/rein/internal/provider/sim"
@@ -279,16 +281,16 @@ func (r *rig) create(title string) string {
 }
 
 // send sends text through the API.
-func (r *rig) send(id, text string) host.SendResult {
+func (r *rig) send(id, text string) api.SendResult {
 	r.t.Helper()
-	res, err := r.c.Send(ctxT(r.t), id, client.Message{Op: client.NewOp(), Text: text})
+	res, err := r.c.Send(ctxT(r.t), id, api.Message{Op: client.NewOp(), Text: text})
 	if err != nil {
 		r.t.Fatalf("send %q: %v", text, err)
 	}
 	return res
 }
 
-func (r *rig) stop(id string) host.StopResult {
+func (r *rig) stop(id string) api.StopResult {
 	r.t.Helper()
 	res, err := r.c.Stop(ctxT(r.t), id, 0)
 	if err != nil {
@@ -297,7 +299,7 @@ func (r *rig) stop(id string) host.StopResult {
 	return res
 }
 
-func (r *rig) get(id string) host.View {
+func (r *rig) get(id string) api.View {
 	r.t.Helper()
 	v, err := r.c.Get(ctxT(r.t), id)
 	if err != nil {
@@ -330,11 +332,11 @@ type watch struct {
 	t    testing.TB
 	s    *client.Stream
 	now  func() int64 // the conversation's record number now
-	seen []client.Event
+	seen []api.Event
 }
 
 // until reads events until pred holds for one, and returns it.
-func (w *watch) until(what string, pred func(client.Event) bool) client.Event {
+func (w *watch) until(what string, pred func(api.Event) bool) api.Event {
 	w.t.Helper()
 	timeout := time.After(20 * time.Second)
 	for {
@@ -361,7 +363,7 @@ func (w *watch) catchUp(seq int64) {
 			return
 		}
 	}
-	w.until(fmt.Sprintf("state as of record %d", seq), func(e client.Event) bool { return e.Seq > 0 && e.State.Seq >= seq })
+	w.until(fmt.Sprintf("state as of record %d", seq), func(e api.Event) bool { return e.Seq > 0 && e.State.Seq >= seq })
 }
 
 // through waits until record seq itself has been read.
@@ -372,28 +374,28 @@ func (w *watch) through(seq int64) {
 			return
 		}
 	}
-	w.until(fmt.Sprintf("record %d", seq), func(e client.Event) bool { return e.Seq >= seq })
+	w.until(fmt.Sprintf("record %d", seq), func(e api.Event) bool { return e.Seq >= seq })
 }
 
 // record waits for a record of kind.
-func (w *watch) record(kind record.Kind) client.Event {
+func (w *watch) record(kind record.Kind) api.Event {
 	w.t.Helper()
-	return w.until(string(kind), func(e client.Event) bool { return e.Kind == string(kind) })
+	return w.until(string(kind), func(e api.Event) bool { return e.Kind == string(kind) })
 }
 
 // idle waits until the conversation is not working: for a record, written now or later, whose
 // event says so. (An event's state is as of its record or later, so an event read late from an
 // earlier part of the stream may carry an older state than the conversation has now.)
-func (w *watch) idle() client.Event {
+func (w *watch) idle() api.Event {
 	w.t.Helper()
 	mark := w.now()
-	return w.until("not working", func(e client.Event) bool { return e.Seq >= mark && !e.State.Working })
+	return w.until("not working", func(e api.Event) bool { return e.Seq >= mark && !e.State.Working })
 }
 
 // live waits for a live event of kind.
-func (w *watch) live(kind string) client.Event {
+func (w *watch) live(kind string) api.Event {
 	w.t.Helper()
-	return w.until("live "+kind, func(e client.Event) bool { return e.Live != nil && e.Live.Kind == kind })
+	return w.until("live "+kind, func(e api.Event) bool { return e.Live != nil && e.Live.Kind == kind })
 }
 
 // records reads a record file back.
@@ -408,7 +410,7 @@ func records(t testing.TB, path string) []record.Record {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
-		rec, err := record.Decode(sc.Bytes(), int64(len(out)+1))
+		rec, err := record.DecodeWith(sc.Bytes(), int64(len(out)+1), journal.Blobs(fsys.OS{}, path))
 		if err != nil {
 			t.Fatalf("%s: record %d: %v", path, len(out)+1, err)
 		}
@@ -457,7 +459,7 @@ func checkRecord(t testing.TB, path string, settled bool) {
 		if id == "" {
 			return
 		}
-		if s := state[id]; s != host.Accepted {
+		if s := state[id]; s != api.Accepted {
 			t.Errorf("%s: record %d delivers %s, which is %q", path, seq, id, s)
 		}
 		if prev, ok := delivered[id]; ok {
@@ -468,18 +470,21 @@ func checkRecord(t testing.TB, path string, settled bool) {
 			startStopped[id] = seq
 		}
 		delivered[id] = seq
-		state[id] = host.Delivered
+		state[id] = api.Delivered
 	}
 	for _, rec := range recs {
 		switch b := rec.Body.(type) {
 		case *record.Submission:
-			if b.State == host.Accepted {
+			if b.State == api.Accepted {
 				accepted[b.ID] = rec.Seq
 			}
-			if b.State == host.Withdrawn && state[b.ID] != host.Accepted {
+			if b.State == api.Withdrawn && state[b.ID] != api.Accepted {
 				t.Errorf("%s: record %d withdraws %s, which is %q", path, rec.Seq, b.ID, state[b.ID])
 			}
-			state[b.ID] = b.State
+			if b.State == record.SubmissionHanded {
+				break // handed to the running exchange: still accepted, as clients see it
+			}
+			state[b.ID] = string(b.State)
 		case *record.UserPrompt:
 			deliver(rec.Seq, b.Submission, true)
 		case *record.Steering:
@@ -489,7 +494,7 @@ func checkRecord(t testing.TB, path string, settled bool) {
 		}
 	}
 	for id, seq := range startStopped {
-		if s := state[id]; s != host.Cancelled {
+		if s := state[id]; s != api.Cancelled {
 			t.Errorf("%s: record %d takes up %s, accepted before a Stop, which ended %q, not cancelled", path, seq, id, s)
 		}
 	}
@@ -497,7 +502,7 @@ func checkRecord(t testing.TB, path string, settled bool) {
 		return
 	}
 	for id, s := range state {
-		if s == host.Accepted || s == host.Delivered {
+		if s == api.Accepted || s == api.Delivered {
 			t.Errorf("%s: submission %s is still %s", path, id, s)
 		}
 	}

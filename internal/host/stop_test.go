@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
 )
@@ -52,7 +52,7 @@ func TestStopWithdrawsAccepted(t *testing.T) {
 	first := r.send(id, "first")
 	w.live("text")
 	att := []record.Attachment{{Name: "notes.txt", MediaType: "text/plain", Text: "attached words"}}
-	queued, err := r.c.Send(ctxT(t), id, client.Message{Op: client.NewOp(), Text: "second, queued", Attachments: att, Queue: true})
+	queued, err := r.c.Send(ctxT(t), id, api.Message{Op: client.NewOp(), Text: "second, queued", Attachments: att, Queue: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestStopWithdrawsAccepted(t *testing.T) {
 	if !res.Stopped || !res.Interrupted {
 		t.Fatalf("stop answered %+v", res)
 	}
-	want := []host.Taken{
+	want := []api.Taken{
 		{ID: queued.MessageID, Text: "second, queued", Attachments: att},
 		{ID: steer.MessageID, Text: "third, as steering", Attachments: []record.Attachment{}},
 	}
@@ -73,11 +73,11 @@ func TestStopWithdrawsAccepted(t *testing.T) {
 	}
 	w.idle()
 	recs := r.records(id)
-	if s := submission(recs, first.MessageID); s.State != host.Cancelled {
+	if s := submission(recs, first.MessageID); s.State != api.Cancelled {
 		t.Errorf("the running message ended %s, want cancelled", s.State)
 	}
 	for _, m := range want {
-		if s := submission(recs, m.ID); s.State != host.Withdrawn || s.Reason != "cancelled before it started" {
+		if s := submission(recs, m.ID); s.State != api.Withdrawn || s.Reason != "cancelled before it started" {
 			t.Errorf("%s ended %+v, want withdrawn", m.ID, s)
 		}
 	}
@@ -108,7 +108,7 @@ func TestStopAgentStarting(t *testing.T) {
 	r.gate.open()
 	w.idle()
 	recs := r.records(id)
-	if s := submission(recs, m.MessageID); s.State != host.Cancelled {
+	if s := submission(recs, m.MessageID); s.State != api.Cancelled {
 		t.Errorf("the message ended %+v, want cancelled", s)
 	}
 	if q, _ := lastOf[*record.Quiesced](recs); q.Reason != fold.Cancelled {
@@ -119,7 +119,7 @@ func TestStopAgentStarting(t *testing.T) {
 	}
 	next := r.send(id, "and now")
 	w.idle()
-	if s := submission(r.records(id), next.MessageID); s.State != host.Answered {
+	if s := submission(r.records(id), next.MessageID); s.State != api.Answered {
 		t.Errorf("the next message ended %+v, want answered", s)
 	}
 }
@@ -144,7 +144,7 @@ func TestStopDuringRetry(t *testing.T) {
 	if q, _ := lastOf[*record.Quiesced](recs); q.Reason != fold.Cancelled {
 		t.Errorf("quiesced %+v, want cancelled", q)
 	}
-	if s := submission(recs, m.MessageID); s.State != host.Cancelled {
+	if s := submission(recs, m.MessageID); s.State != api.Cancelled {
 		t.Errorf("the message ended %+v", s)
 	}
 	if n := len(r.sim.Requests()); n != 1 {
@@ -255,7 +255,7 @@ func TestStopEachPress(t *testing.T) {
 		t.Fatalf("second press: %+v", res)
 	}
 	w.idle()
-	if s := submission(r.records(id), m2.MessageID); s.State != host.Cancelled {
+	if s := submission(r.records(id), m2.MessageID); s.State != api.Cancelled {
 		t.Errorf("the second send ended %+v, want cancelled", s)
 	}
 	stops := 0
@@ -290,14 +290,14 @@ func TestOperationIDs(t *testing.T) {
 	}
 	id := v.ID
 	w := r.events(id, 0)
-	m := client.Message{Op: client.NewOp(), Text: "once"}
+	m := api.Message{Op: client.NewOp(), Text: "once"}
 	first, err := r.c.Send(ctx, id, m)
 	if err != nil || first.Replayed {
 		t.Fatal(first, err)
 	}
 	w.idle()
 	second, err := r.c.Send(ctx, id, m)
-	if err != nil || !second.Replayed || second.MessageID != first.MessageID || second.State != host.Answered {
+	if err != nil || !second.Replayed || second.MessageID != first.MessageID || second.State != api.Answered {
 		t.Fatalf("send replay answered %+v, %v", second, err)
 	}
 	m.Text = "twice"
@@ -317,7 +317,7 @@ func TestOperationIDs(t *testing.T) {
 		t.Errorf("the message reached the provider %d times", got)
 	}
 	// Missing op ids are refused by name.
-	if _, err := r.c.Send(ctx, id, client.Message{Text: "no id"}); client.Code(err) != "bad_request" {
+	if _, err := r.c.Send(ctx, id, api.Message{Text: "no id"}); client.Code(err) != "bad_request" {
 		t.Errorf("send without an op id: %v", err)
 	}
 	if _, err := r.c.StopOp(ctx, id, "", 0); client.Code(err) != "bad_request" {

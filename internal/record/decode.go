@@ -606,6 +606,8 @@ func (p *ToolFinished) members() (f fields) {
 	f.add("duration_ms", &p.DurationMs)
 	f.add("exit_code", &p.ExitCode)
 	f.add("outcome", (*string)(&p.Outcome))
+	f.add("content", &p.Content)
+	f.add("is_error", &p.IsError)
 	return f
 }
 
@@ -660,7 +662,7 @@ func (p *Failure) members() (f fields) {
 func (p *Submission) members() (f fields) {
 	f.add("id", &p.ID)
 	f.add("op", &p.Op)
-	f.add("state", &p.State)
+	f.add("state", (*string)(&p.State))
 	f.add("text", &p.Text)
 	f.add("attachments", &p.Attachments)
 	f.add("queue", &p.Queue)

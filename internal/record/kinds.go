@@ -108,6 +108,16 @@ func ClassOf(k Kind) (Class, bool) {
 	return e.class, ok
 }
 
+// New returns an empty payload of a known kind, to decode its JSON into (a client of the host's
+// events stream does), and false for an unknown kind.
+func New(k Kind) (Payload, bool) {
+	e, ok := kinds[k]
+	if !ok {
+		return nil, false
+	}
+	return e.new(), true
+}
+
 // Kinds returns every known kind, protocol kinds first, in declaration order of the tables above.
 func Kinds() []Kind {
 	return []Kind{
@@ -323,12 +333,21 @@ type ToolStarted struct {
 	Name   string `json:"name"`
 }
 
-// ToolFinished records how a tool call ended.
+// ToolFinished records how a tool call ended, as soon as it ends (DESIGN §3.3). Content and
+// IsError are the call's result exactly as the batch's tool_results will carry it (redacted, its
+// TURN trailer included), so that a crash before the batch is answered keeps it: a resume answers
+// the call with this outcome and content instead of calling it interrupted.
+//
+// Content is optional. An empty one says the result was not kept here: a record written before
+// the field existed, or a result that rests on records written only with the batch's results (a
+// context eviction, say), or one too large for a line. A resume answers such a call interrupted.
 type ToolFinished struct {
 	CallID     string  `json:"call_id"`
 	DurationMs int64   `json:"duration_ms"`
 	ExitCode   *int    `json:"exit_code,omitempty"`
 	Outcome    Outcome `json:"outcome"`
+	Content    string  `json:"content,omitempty"`
+	IsError    bool    `json:"is_error,omitempty"`
 }
 
 // Cancelled records a Stop reaching the exchange.
@@ -341,6 +360,16 @@ type Quiesced struct {
 	Reason   string   `json:"reason"` // replied, cancelled, aborted, limit, crashed
 	Answered []string `json:"answered,omitempty"`
 }
+
+// Quiesce reasons (Quiesced.Reason), also the reason of the submissions an exchange answered or
+// cancelled. The fold names them too (fold.Replied, ...), as these same values.
+const (
+	QuiescedReplied   = "replied"
+	QuiescedCancelled = "cancelled"
+	QuiescedAborted   = "aborted"
+	QuiescedLimit     = "limit"
+	QuiescedCrashed   = "crashed"
+)
 
 // Repaired records what admission changed in a provider's reply, with the original.
 type Repaired struct {
@@ -386,16 +415,34 @@ type Failure struct {
 	Message string `json:"message"`
 }
 
+// SubmissionState is where a host submission is in its life (DESIGN §12.2). The fold holds the
+// table of which step may follow which (fold.Transitions).
+type SubmissionState string
+
+// The states of a submission. Delivered is never recorded by a submission event: the prompt or the
+// steering that carries a message delivers it. Handed is the host's own step, never shown to
+// clients as a state of its own: a message given to the running exchange, to be delivered as
+// steering at its next turn boundary. A record written before handing was recorded has none.
+const (
+	SubmissionAccepted  SubmissionState = "accepted"
+	SubmissionHanded    SubmissionState = "handed"
+	SubmissionDelivered SubmissionState = "delivered"
+	SubmissionAnswered  SubmissionState = "answered"
+	SubmissionCancelled SubmissionState = "cancelled"
+	SubmissionWithdrawn SubmissionState = "withdrawn"
+	SubmissionRejected  SubmissionState = "rejected"
+)
+
 // Submission records one step of a host submission's lifecycle (DESIGN §12.2).
 type Submission struct {
-	ID          string       `json:"id"`
-	Op          string       `json:"op,omitempty"`
-	State       string       `json:"state"` // accepted, delivered, answered, cancelled, withdrawn, rejected
-	Text        string       `json:"text,omitempty"`
-	Attachments []Attachment `json:"attachments,omitempty"`
-	Queue       bool         `json:"queue,omitempty"`
-	Reason      string       `json:"reason,omitempty"`
-	Detail      string       `json:"detail,omitempty"`
+	ID          string          `json:"id"`
+	Op          string          `json:"op,omitempty"`
+	State       SubmissionState `json:"state"`
+	Text        string          `json:"text,omitempty"`
+	Attachments []Attachment    `json:"attachments,omitempty"`
+	Queue       bool            `json:"queue,omitempty"`
+	Reason      string          `json:"reason,omitempty"`
+	Detail      string          `json:"detail,omitempty"`
 }
 
 // Stop records a Stop press accepted by the host, with its operation id and what it did: the

@@ -37,6 +37,15 @@
 // are append-only and new fields are optional; golden files under testdata/ freeze the bytes of
 // every kind.
 //
+// # Fields added later
+//
+// A field added to a kind after records of it were written is optional, and a line without it
+// keeps the meaning it had: tool_finished gained content and is_error, the call's result as its
+// batch's tool_results will carry it, so that a crash in the middle of a batch does not relabel
+// a call that had finished (DESIGN §3.3). A tool_finished without content is a call whose result
+// was not kept; a resume answers it interrupted, as it did before the field existed. Lines in
+// the earlier shapes are kept under testdata/older/ and must keep decoding to the same values.
+//
 // # Why decoding is hand-written
 //
 // Encode uses encoding/json; Decode does not. Replay must run at 250 MB/s or more on one core
@@ -128,15 +137,21 @@ func putHex(dst []byte, v uint32) {
 	}
 }
 
-// DecodeError is a refusal to decode one line. Seq is the line's number in the file.
+// DecodeError is a refusal to decode one line. Seq is the line's number in the file; Reason says
+// what is wrong in words a person can act on; Err, when set, is the error behind it, which
+// errors.Is and errors.As see through the DecodeError (ErrChecksum for a line whose bytes do not
+// match its checksum).
 type DecodeError struct {
 	Seq    int64
 	Reason string
+	Err    error
 }
 
 func (e *DecodeError) Error() string {
 	return fmt.Sprintf("record %d is damaged: %s", e.Seq, e.Reason)
 }
+
+func (e *DecodeError) Unwrap() error { return e.Err }
 
 // ErrChecksum is wrapped by refusals where a line's bytes do not match its checksum.
 var ErrChecksum = errors.New("checksum mismatch")
@@ -226,34 +241,34 @@ func Decode(line []byte, seq int64) (Record, error) { return DecodeWith(line, se
 func DecodeWith(line []byte, seq int64, blobs Blobs) (Record, error) {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	if _, err := Checksum(line); err != nil {
-		return Record{}, &DecodeError{seq, err.Error()}
+		return Record{}, &DecodeError{Seq: seq, Reason: err.Error(), Err: err}
 	}
 	env, err := readEnvelope(line[:len(line)-trailerSz])
 	if err != nil {
-		return Record{}, &DecodeError{seq, err.Error()}
+		return Record{}, &DecodeError{Seq: seq, Reason: err.Error(), Err: err}
 	}
 	if env.seq != seq {
-		return Record{}, &DecodeError{seq, fmt.Sprintf("it carries sequence number %d where %d belongs (a line was removed, repeated or moved)", env.seq, seq)}
+		return Record{}, &DecodeError{Seq: seq, Reason: fmt.Sprintf("it carries sequence number %d where %d belongs (a line was removed, repeated or moved)", env.seq, seq)}
 	}
 	e, ok := kinds[Kind(env.kind)]
 	if !ok {
-		return Record{}, &DecodeError{seq, fmt.Sprintf("its kind %q is not one rein knows", env.kind)}
+		return Record{}, &DecodeError{Seq: seq, Reason: fmt.Sprintf("its kind %q is not one rein knows", env.kind)}
 	}
 	if string(e.class) != string(env.class) {
-		return Record{}, &DecodeError{seq, fmt.Sprintf("its class %q disagrees with its kind %q (which is %s)", env.class, env.kind, e.class)}
+		return Record{}, &DecodeError{Seq: seq, Reason: fmt.Sprintf("its class %q disagrees with its kind %q (which is %s)", env.class, env.kind, e.class)}
 	}
 	if env.blob != nil {
 		if env.payload, err = readBlob(env.blob, blobs); err != nil {
-			return Record{}, &DecodeError{seq, err.Error()}
+			return Record{}, &DecodeError{Seq: seq, Reason: err.Error(), Err: err}
 		}
 	}
 	if p := env.payload; len(p) == 0 || p[0] != '{' || p[len(p)-1] != '}' {
-		return Record{}, &DecodeError{seq, fmt.Sprintf("its %s payload is not a JSON object", env.kind)}
+		return Record{}, &DecodeError{Seq: seq, Reason: fmt.Sprintf("its %s payload is not a JSON object", env.kind)}
 	}
 	body := e.new()
 	// The envelope is the first level of nesting, as it was when encoding/json read the line.
 	if err := decodePayload(env.payload, body, maxDepth-1); err != nil {
-		return Record{}, &DecodeError{seq, fmt.Sprintf("its %s payload does not decode: %v", body.Kind(), err)}
+		return Record{}, &DecodeError{Seq: seq, Reason: fmt.Sprintf("its %s payload does not decode: %v", body.Kind(), err), Err: err}
 	}
 	return Record{Seq: env.seq, Time: env.t, Body: body}, nil
 }

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -45,7 +46,7 @@ func samples() map[Kind]Payload {
 		KindProviderError:  &ProviderError{Class: "rate_limited", Status: 429, Type: "rate_limit_error", Message: "slow down", Attempt: 1},
 		KindRetryScheduled: &RetryScheduled{Attempt: 1, DelayMs: 1500, Class: "rate_limited"},
 		KindToolStarted:    &ToolStarted{CallID: "call_1", Name: "bash"},
-		KindToolFinished:   &ToolFinished{CallID: "call_1", DurationMs: 12, ExitCode: intp(0), Outcome: OK},
+		KindToolFinished:   &ToolFinished{CallID: "call_1", DurationMs: 12, ExitCode: intp(2), Outcome: Failed, Content: "no such file\n[exit code 2]\nTURN: 2", IsError: true},
 		KindCancelled:      &Cancelled{Reason: "stop"},
 		KindQuiesced:       &Quiesced{Reason: "cancelled", Answered: []string{"call_2"}},
 		KindRepaired:       &Repaired{Turn: 2, What: "tool call call_1 arguments were not an object", Original: json.RawMessage(`"ls"`)},
@@ -101,6 +102,46 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// olderLines are the lines under testdata/older/, frozen in the shapes records had before a field
+// was added to their kind, with the values they must keep decoding to.
+var olderLines = map[string]Payload{
+	// tool_finished before content and is_error: a call whose result was not kept.
+	"tool_finished.jsonl": &ToolFinished{CallID: "call_1", DurationMs: 12, ExitCode: intp(0), Outcome: OK},
+}
+
+// Records written before a field was added keep decoding, to the value they had, and re-encode to
+// the very same bytes: the added fields are optional and absent means what it meant.
+func TestOlderShapes(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join("testdata", "older"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != len(olderLines) {
+		t.Fatalf("testdata/older holds %d files, olderLines names %d", len(entries), len(olderLines))
+	}
+	for name, want := range olderLines {
+		line, err := os.ReadFile(filepath.Join("testdata", "older", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq := int64(kindIndex(want.Kind()) + 1)
+		r, err := Decode(line, seq)
+		if err != nil {
+			t.Fatalf("%s no longer decodes: %v", name, err)
+		}
+		if !reflect.DeepEqual(r.Body, want) {
+			t.Errorf("%s decodes to %#v, want %#v", name, r.Body, want)
+		}
+		again, err := Encode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, line) {
+			t.Errorf("%s re-encodes differently:\n got %s\nwant %s", name, again, line)
+		}
+	}
+}
+
 func TestDecodeRefusals(t *testing.T) {
 	good, _ := Encode(Record{Seq: 3, Time: 5, Body: &UserPrompt{Turn: 1, Text: "hi"}})
 	reseal := func(body string) []byte {
@@ -118,33 +159,43 @@ func TestDecodeRefusals(t *testing.T) {
 		line []byte
 		seq  int64
 		want string
+		is   error // the cause a caller can tell the refusal by, if it has one
 	}{
-		{"wrong seq", good, 4, "sequence number 3 where 4 belongs"},
-		{"unknown kind", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"mystery","payload":{}`), 3, `kind "mystery" is not one rein knows`},
-		{"class mismatch", reseal(`{"v":1,"seq":3,"t":5,"class":"event","kind":"user_prompt","payload":{"turn":1,"text":"x"}`), 3, "disagrees with its kind"},
-		{"unknown payload field", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"user_prompt","payload":{"turn":1,"text":"x","extra":1}`), 3, `unknown field "extra"`},
-		{"unknown envelope field", reseal(`{"v":1,"seq":3,"t":5,"who":1,"class":"protocol","kind":"cleared","payload":{}`), 3, `unknown field "who"`},
-		{"future version", reseal(`{"v":2,"seq":3,"t":5,"class":"protocol","kind":"cleared","payload":{}`), 3, "format version 2"},
-		{"payload not object", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"cleared","payload":[]`), 3, "not a JSON object"},
-		{"envelope out of order", reseal(`{"v":1,"seq":3,"t":5,"kind":"cleared","class":"protocol","payload":{}`), 3, `it has field "kind" where "class" belongs`},
-		{"envelope field missing", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","payload":{}`), 3, `it has field "payload" where "kind" belongs`},
-		{"envelope whitespace", reseal(`{"v":1, "seq":3,"t":5,"class":"protocol","kind":"cleared","payload":{}`), 3, `expected field "seq"`},
-		{"envelope escape", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"clea\u0072ed","payload":{}`), 3, `field "kind" is not a plain string`},
-		{"envelope seq not integer", reseal(`{"v":1,"seq":3.0,"t":5,"class":"protocol","kind":"cleared","payload":{}`), 3, `field "seq" is not a 64-bit integer`},
-		{"future version, other shape", reseal(`{"v":2,"kind":"cleared"`), 3, "format version 2"},
-		{"payload whitespace", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"cleared","payload": {}`), 3, "not a JSON object"},
-		{"payload trailing data", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"cleared","payload":{}{}`), 3, "trailing data after the payload object"},
-		{"duplicate field", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"user_prompt","payload":{"turn":1,"text":"x","text":"y"}`), 3, `field "text" appears twice`},
-		{"field in another case", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"user_prompt","payload":{"Turn":1,"text":"x"}`), 3, `field "Turn" must be spelt "turn"`},
-		{"wrong type", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"user_prompt","payload":{"turn":"1"}`), 3, "expected an integer, found a string"},
-		{"bad escape", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"system","payload":{"text":"\x"}`), 3, `invalid escape "\\x" in a string`},
-		{"no trailer", []byte(`{"v":1}`), 1, "not a rein record line"},
-		{"garbage", []byte("hello world, this is not json at all"), 1, "not a rein record line"},
+		{"wrong seq", good, 4, "sequence number 3 where 4 belongs", nil},
+		{"unknown kind", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"mystery","payload":{}`), 3, `kind "mystery" is not one rein knows`, nil},
+		{"class mismatch", reseal(`{"v":1,"seq":3,"t":5,"class":"event","kind":"user_prompt","payload":{"turn":1,"text":"x"}`), 3, "disagrees with its kind", nil},
+		{"unknown payload field", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"user_prompt","payload":{"turn":1,"text":"x","extra":1}`), 3, `unknown field "extra"`, nil},
+		{"unknown envelope field", reseal(`{"v":1,"seq":3,"t":5,"who":1,"class":"protocol","kind":"cleared","payload":{}`), 3, `unknown field "who"`, nil},
+		{"future version", reseal(`{"v":2,"seq":3,"t":5,"class":"protocol","kind":"cleared","payload":{}`), 3, "format version 2", nil},
+		{"payload not object", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"cleared","payload":[]`), 3, "not a JSON object", nil},
+		{"envelope out of order", reseal(`{"v":1,"seq":3,"t":5,"kind":"cleared","class":"protocol","payload":{}`), 3, `it has field "kind" where "class" belongs`, nil},
+		{"envelope field missing", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","payload":{}`), 3, `it has field "payload" where "kind" belongs`, nil},
+		{"envelope whitespace", reseal(`{"v":1, "seq":3,"t":5,"class":"protocol","kind":"cleared","payload":{}`), 3, `expected field "seq"`, nil},
+		{"envelope escape", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"clea\u0072ed","payload":{}`), 3, `field "kind" is not a plain string`, nil},
+		{"envelope seq not integer", reseal(`{"v":1,"seq":3.0,"t":5,"class":"protocol","kind":"cleared","payload":{}`), 3, `field "seq" is not a 64-bit integer`, nil},
+		{"future version, other shape", reseal(`{"v":2,"kind":"cleared"`), 3, "format version 2", nil},
+		{"payload whitespace", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"cleared","payload": {}`), 3, "not a JSON object", nil},
+		{"payload trailing data", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"cleared","payload":{}{}`), 3, "trailing data after the payload object", nil},
+		{"duplicate field", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"user_prompt","payload":{"turn":1,"text":"x","text":"y"}`), 3, `field "text" appears twice`, errDuplicateField},
+		{"field in another case", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"user_prompt","payload":{"Turn":1,"text":"x"}`), 3, `field "Turn" must be spelt "turn"`, errFieldCase},
+		{"wrong type", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"user_prompt","payload":{"turn":"1"}`), 3, "expected an integer, found a string", nil},
+		{"bad escape", reseal(`{"v":1,"seq":3,"t":5,"class":"protocol","kind":"system","payload":{"text":"\x"}`), 3, `invalid escape "\\x" in a string`, nil},
+		{"no trailer", []byte(`{"v":1}`), 1, "not a rein record line", nil},
+		{"garbage", []byte("hello world, this is not json at all"), 1, "not a rein record line", nil},
+		{"flipped byte", bytes.Replace(good, []byte(`"hi"`), []byte(`"ho"`), 1), 3, "do not match its checksum", ErrChecksum},
 	}
 	for _, c := range cases {
 		_, err := Decode(c.line, c.seq)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+		// A refusal is classified, not only worded: a *DecodeError naming the line, and its cause.
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Seq != c.seq {
+			t.Errorf("%s: %v is not a *DecodeError of record %d", c.name, err, c.seq)
+		}
+		if c.is != nil && !errors.Is(err, c.is) {
+			t.Errorf("%s: %v does not wrap %v", c.name, err, c.is)
 		}
 	}
 }

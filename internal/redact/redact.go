@@ -17,7 +17,8 @@
 // Recognising a key by its shape means a key of another shape passes: the redactor is a net under
 // the rule that keys never enter a record, not the rule itself. Secrets (secrets.go) is the net
 // for the keys a process actually holds: it finds their exact values, encoded or not, and then
-// applies these shapes.
+// applies these shapes. Writer and Handler (io.go) put a Secrets between a process and what it
+// prints or serves.
 package redact
 
 import "strings"

@@ -100,8 +100,61 @@ func List(root, cwd string) ([]Entry, error) {
 	return out, nil
 }
 
+// ErrNotFound is wrapped by the refusals of Find, Resolve and Newest when no session bears the
+// name given (or, for Newest, the workspace has none); ErrAmbiguous when a prefix names more
+// than one.
+var (
+	ErrNotFound  = errors.New("no such session")
+	ErrAmbiguous = errors.New("more than one session has that prefix")
+)
+
+// lookupError is a refusal of a name for a session: its words for a person, its class for a
+// caller (ErrNotFound, ErrAmbiguous) and the error behind it, if any.
+type lookupError struct {
+	msg   string
+	class error
+	err   error
+}
+
+func (e *lookupError) Error() string   { return e.msg }
+func (e *lookupError) Unwrap() []error { return []error{e.class, e.err} }
+
+// Newest returns a workspace's newest session, or a refusal wrapping ErrNotFound when it has none.
+func Newest(root, cwd string) (Entry, error) {
+	all, err := List(root, cwd)
+	if err != nil {
+		return Entry{}, err
+	}
+	if len(all) == 0 {
+		return Entry{}, &lookupError{msg: fmt.Sprintf("there is no session in %s yet", cwd), class: ErrNotFound}
+	}
+	return all[0], nil
+}
+
+// Resolve finds the session a person names: a record file or a session directory that exists,
+// else what Find finds for ref.
+func Resolve(root, cwd, ref string) (Entry, error) {
+	if fi, err := os.Stat(ref); err == nil {
+		p := ref
+		if fi.IsDir() {
+			p = filepath.Join(ref, journal.FileName)
+		}
+		return at(p), nil
+	}
+	return Find(root, cwd, ref)
+}
+
+// at is the entry of the record at path p.
+func at(p string) Entry {
+	e := Entry{ID: filepath.Base(filepath.Dir(p)), Dir: filepath.Dir(p), Path: p}
+	if fi, err := os.Stat(p); err == nil {
+		e.ModTime = fi.ModTime()
+	}
+	return e
+}
+
 // Find resolves a session id (or a unique prefix of one) in a workspace, or, when ref is a path
-// to a record file or a session directory, that.
+// to a record file or a session directory, that. A refusal wraps ErrNotFound or ErrAmbiguous.
 func Find(root, cwd, ref string) (Entry, error) {
 	if strings.ContainsRune(ref, filepath.Separator) || strings.HasSuffix(ref, ".jsonl") {
 		p := ref
@@ -109,9 +162,9 @@ func Find(root, cwd, ref string) (Entry, error) {
 			p = filepath.Join(p, journal.FileName)
 		}
 		if _, err := os.Stat(p); err != nil {
-			return Entry{}, fmt.Errorf("no record at %s: %w", ref, err)
+			return Entry{}, &lookupError{msg: "no record at " + ref, class: ErrNotFound, err: err}
 		}
-		return Entry{ID: filepath.Base(filepath.Dir(p)), Dir: filepath.Dir(p), Path: p}, nil
+		return at(p), nil
 	}
 	all, err := List(root, cwd)
 	if err != nil {
@@ -133,9 +186,9 @@ func Find(root, cwd, ref string) (Entry, error) {
 		if elsewhere, err := filepath.Glob(filepath.Join(root, "sessions", "*", ref, journal.FileName)); err == nil && len(elsewhere) == 1 && !strings.ContainsAny(ref, "*?[") {
 			return Entry{ID: ref, Dir: filepath.Dir(elsewhere[0]), Path: elsewhere[0]}, nil
 		}
-		return Entry{}, fmt.Errorf("no session %q in this workspace (%s); `rein sessions` lists them", ref, cwd)
+		return Entry{}, &lookupError{msg: fmt.Sprintf("no session %q in this workspace (%s); `rein sessions` lists them", ref, cwd), class: ErrNotFound}
 	case 1:
 		return hits[0], nil
 	}
-	return Entry{}, fmt.Errorf("%q names %d sessions; give more of the id", ref, len(hits))
+	return Entry{}, &lookupError{msg: fmt.Sprintf("%q names %d sessions; give more of the id", ref, len(hits)), class: ErrAmbiguous}
 }

@@ -65,6 +65,16 @@ func (s *Session) redact(p record.Payload) record.Payload {
 			c.Results[i] = res
 		}
 		return c
+	case *record.ToolFinished:
+		// The result a tool_finished keeps is redacted as its batch's results are, so a resume
+		// answers the call with the very bytes the batch would have recorded. (That is why the
+		// redactor must be idempotent: the kept result passes through it again then.)
+		if b.Content == "" {
+			return p
+		}
+		c := *b
+		c.Content = r.Redact(b.Content)
+		return &c
 	case *record.Evicted:
 		c := *b
 		c.Note = r.Redact(b.Note)

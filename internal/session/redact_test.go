@@ -67,7 +67,7 @@ var payloads = map[record.Kind]func() record.Payload{
 var structural = map[string]bool{
 	"user_prompt.submission": true, "user_prompt.attachments.media_type": true, "user_prompt.attachments.data": true,
 	"steering.source": true, "steering.submission": true,
-	"import.source": true, "import.message.role": true,
+	"import.source": true, "import.message.role": true, "import.child": true, // a child session id
 	"assistant_message.stop_reason": true, "assistant_message.model": true,
 	"tool_results.results.call_id": true, "tool_results.results.outcome": true,
 	"evicted.by": true, "evicted.op": true, "rewound.op": true, "cleared.op": true,

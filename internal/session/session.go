@@ -108,8 +108,10 @@ func (s *Session) view() *view { return s.published.Load() }
 // ErrFailed wraps every error after a session failed (an fsync error, a refused live record).
 var ErrFailed = errors.New("session failed")
 
-// Create creates a session in dir and writes its first record, session_started. The Session holds
-// the record's writer lock until Close (see package journal).
+// Create creates a session in exactly dir and writes its first record, session_started, as given.
+// The Session holds the record's writer lock until Close (see package journal). It is Start's
+// lower half: rein makes its sessions with Start (a fresh id, cleanup on failure); a test that
+// needs a session at a fixed place calls Create.
 func Create(dir string, opts Options, started *record.SessionStarted) (*Session, error) {
 	opts = opts.withDefaults()
 	w, err := journal.Create(opts.FS, dir)
@@ -225,9 +227,39 @@ func (s *Session) Append(ps ...record.Payload) error { return s.write(false, ps)
 // durably (tool_started before a tool runs; a host submission before it is acknowledged).
 func (s *Session) Commit(ps ...record.Payload) error { return s.write(true, ps) }
 
+// AppendPlan writes the records plan returns, computed from the state as it stands at the writer:
+// no other record lands between the reading and the writing, so a decision made from the state
+// (deliver this message, withdraw that one) cannot be overtaken by another writer's. plan is
+// given the latest snapshot, which under the writer's lock is the state the records will be
+// judged against; it runs under that lock, so it must not call back into the session. Nothing is
+// written when it returns none.
+func (s *Session) AppendPlan(plan func(st *fold.State) []record.Payload) error {
+	return s.writePlan(false, plan)
+}
+
+// CommitPlan is AppendPlan, synced before it returns, as Commit is.
+func (s *Session) CommitPlan(plan func(st *fold.State) []record.Payload) error {
+	return s.writePlan(true, plan)
+}
+
+func (s *Session) writePlan(syncAll bool, plan func(st *fold.State) []record.Payload) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	ps := plan(s.view().st)
+	if len(ps) == 0 {
+		return nil
+	}
+	return s.writeLocked(syncAll, ps)
+}
+
 func (s *Session) write(syncAll bool, ps []record.Payload) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	return s.writeLocked(syncAll, ps)
+}
+
+// writeLocked writes ps; called with wmu held.
+func (s *Session) writeLocked(syncAll bool, ps []record.Payload) error {
 	if s.w == nil {
 		return ErrReadOnly
 	}

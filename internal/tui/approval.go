@@ -26,7 +26,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 )
 
 // The panel's choices, in the order shown; the first is under the cursor when the panel takes
@@ -46,7 +46,7 @@ type panel struct {
 }
 
 // canAnswer says whether this client can answer approvals on this host.
-func (m *Model) canAnswer() bool { return m.appr != nil && m.caps[CapApprovals] }
+func (m *Model) canAnswer() bool { return m.appr != nil && m.caps[api.CapApprovals] }
 
 // panelFocused says whether the panel has the keys: it was given them for the call it shows.
 func (m *Model) panelFocused() bool {
@@ -65,9 +65,9 @@ func (m *Model) syncPanel() {
 	}
 }
 
-func (m *Model) focusPanel(a host.ApprovalV) tea.Cmd {
+func (m *Model) focusPanel(a api.Approval) tea.Cmd {
 	if !m.canAnswer() {
-		m.sb.notice(warn, "this host cannot take an answer to %s (it does not advertise %s)", a.Name, CapApprovals)
+		m.sb.notice(warn, "this host cannot take an answer to %s (it does not advertise %s)", a.Name, api.CapApprovals)
 		return nil
 	}
 	m.panel = panel{call: a.CallID, pick: pickAllow}
@@ -82,7 +82,7 @@ func (m *Model) blurPanel() {
 
 // panelKey handles a key while the panel has the focus; handled false passes the key on to the
 // composer's handling (the focus has gone back to it unless the key only scrolls or stops).
-func (m *Model) panelKey(a host.ApprovalV, s string) (cmd tea.Cmd, handled bool) {
+func (m *Model) panelKey(a api.Approval, s string) (cmd tea.Cmd, handled bool) {
 	switch s {
 	case "left", "up":
 		m.panel.pick = max(m.panel.pick-1, 0)
@@ -105,9 +105,9 @@ func (m *Model) panelKey(a host.ApprovalV, s string) (cmd tea.Cmd, handled bool)
 }
 
 // answer allows or denies a call waiting for approval.
-func (m *Model) answer(a host.ApprovalV, allow bool) tea.Cmd {
+func (m *Model) answer(a api.Approval, allow bool) tea.Cmd {
 	if !m.canAnswer() {
-		m.sb.notice(warn, "this host cannot take an answer to %s (it does not advertise %s)", a.Name, CapApprovals)
+		m.sb.notice(warn, "this host cannot take an answer to %s (it does not advertise %s)", a.Name, api.CapApprovals)
 		return nil
 	}
 	if m.answering == nil {
@@ -122,19 +122,19 @@ func (m *Model) answer(a host.ApprovalV, allow bool) tea.Cmd {
 
 // awaiting returns the oldest tool call waiting for the person's approval that this client has
 // not answered yet.
-func (m *Model) awaiting() (host.ApprovalV, bool) {
+func (m *Model) awaiting() (api.Approval, bool) {
 	for _, a := range m.state.Approvals {
 		if !m.answering[a.CallID] {
 			return a, true
 		}
 	}
-	return host.ApprovalV{}, false
+	return api.Approval{}, false
 }
 
 // forgetAnswered drops the answers the published state no longer waits on.
 func (m *Model) forgetAnswered() {
 	for id := range m.answering {
-		if !slices.ContainsFunc(m.state.Approvals, func(a host.ApprovalV) bool { return a.CallID == id }) {
+		if !slices.ContainsFunc(m.state.Approvals, func(a api.Approval) bool { return a.CallID == id }) {
 			delete(m.answering, id)
 		}
 	}
@@ -195,7 +195,7 @@ func (m *Model) panelLines(width int) []string {
 	var line, hint string
 	switch {
 	case !m.canAnswer():
-		line = sty.warn.Render("  this host cannot take an answer (no " + CapApprovals + ")")
+		line = sty.warn.Render("  this host cannot take an answer (no " + api.CapApprovals + ")")
 		hint = "Esc stop"
 	case focused:
 		var b strings.Builder

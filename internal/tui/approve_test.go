@@ -7,20 +7,20 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/record"
 )
 
 // ask publishes a bash call waiting for the person's approval, as the host does in ask mode.
 func ask(f *fakeHost, s *stream, callID, command string) {
 	b, _ := json.Marshal(map[string]string{"command": command})
-	askCall(f, s, host.ApprovalV{CallID: callID, Name: "bash", Args: string(b)})
+	askCall(f, s, api.Approval{CallID: callID, Name: "bash", Args: string(b)})
 }
 
 // askCall publishes calls waiting for approval, after those already waiting.
-func askCall(f *fakeHost, s *stream, calls ...host.ApprovalV) {
+func askCall(f *fakeHost, s *stream, calls ...api.Approval) {
 	s.working(true)
-	var evs []Event
+	var evs []api.Event
 	for _, a := range calls {
 		s.state.Approvals = append(s.state.Approvals, a)
 		evs = append(evs, s.rec(&record.Approval{CallID: a.CallID, Name: a.Name, Args: a.Args, State: record.ApprovalAsked}))
@@ -34,7 +34,7 @@ func settleApproval(f *fakeHost, s *stream, callID string, allowed bool) {
 	if allowed {
 		st = record.ApprovalAllowed
 	}
-	var left []host.ApprovalV
+	var left []api.Approval
 	for _, a := range s.state.Approvals {
 		if a.CallID != callID {
 			left = append(left, a)
@@ -65,7 +65,7 @@ func noAnswer(t *testing.T, d *driver, when string) {
 
 func approvingHost(t *testing.T) (*fakeHost, *driver, *stream) {
 	f := newFake()
-	f.caps = append(f.caps, CapApprovals)
+	f.caps = append(f.caps, api.CapApprovals)
 	d, s := withConversation(t, f)
 	return f, d, s
 }
@@ -227,7 +227,7 @@ func TestApprovalFocusBelongsToOneCall(t *testing.T) {
 
 	// Two calls waiting: answering the first gives the focus back, so a second Enter (a key held
 	// down, a double press) does not answer the next.
-	askCall(f, s, host.ApprovalV{CallID: "c4", Name: "bash", Args: `{"command":"make install"}`})
+	askCall(f, s, api.Approval{CallID: "c4", Name: "bash", Args: `{"command":"make install"}`})
 	d.waitScreen("1 more waiting")
 	d.press("tab", "enter", "enter", "enter")
 	d.until("one answer", func() bool { return len(approveCalls(d)) == 1 })

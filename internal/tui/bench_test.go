@@ -9,7 +9,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -21,7 +21,7 @@ func benchModel(b *testing.B, size int) (*Model, *stream) {
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.conv, m.gen = "c-new", 1
 	s := &stream{}
-	var evs []Event
+	var evs []api.Event
 	evs = append(evs, s.rec(started()))
 	for i := 0; i < 100; i++ {
 		for _, ev := range exchange(&stream{}, "op", "prompt "+fmt.Sprint(i)) {
@@ -33,9 +33,9 @@ func benchModel(b *testing.B, size int) (*Model, *stream) {
 		}
 	}
 	s.working(true)
-	s.state.Submissions = []host.SubmissionV{{ID: "m-x", Op: "op-x", State: host.Delivered}}
+	s.state.Submissions = []api.Submission{{ID: "m-x", Op: "op-x", State: api.Delivered}}
 	evs = append(evs, s.rec(&record.UserPrompt{Turn: 9999, Text: "explain"}))
-	evs = append(evs, Event{Live: &Live{Kind: "text", Text: reply(size)}})
+	evs = append(evs, api.Event{Live: &api.Live{Kind: "text", Text: reply(size)}})
 	m.Update(eventsMsg{gen: 1, evs: evs})
 	m.View()
 	return m, s
@@ -66,7 +66,7 @@ func BenchmarkStreamDelta(b *testing.B) {
 	for _, size := range []int{1 << 10, 4 << 10, 16 << 10} {
 		b.Run(fmt.Sprintf("reply=%dKiB", size>>10), func(b *testing.B) {
 			m, _ := benchModel(b, size)
-			delta := eventsMsg{gen: 1, evs: []Event{{Live: &Live{Kind: "text", Text: "word "}}}}
+			delta := eventsMsg{gen: 1, evs: []api.Event{{Live: &api.Live{Kind: "text", Text: "word "}}}}
 			b.ReportAllocs()
 			b.ResetTimer()
 			c0 := cpuTime()
@@ -92,7 +92,7 @@ func BenchmarkKeystrokeWhileStreaming(b *testing.B) {
 	for _, size := range []int{1 << 10, 4 << 10, 16 << 10} {
 		b.Run(fmt.Sprintf("reply=%dKiB", size>>10), func(b *testing.B) {
 			m, _ := benchModel(b, size)
-			delta := eventsMsg{gen: 1, evs: []Event{{Live: &Live{Kind: "text", Text: "word "}}}}
+			delta := eventsMsg{gen: 1, evs: []api.Event{{Live: &api.Live{Kind: "text", Text: "word "}}}}
 			key := tea.KeyPressMsg{Code: 'a', Text: "a"}
 			b.ReportAllocs()
 			b.ResetTimer()

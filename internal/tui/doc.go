@@ -5,7 +5,7 @@
 //
 // What it shows is a projection of the conversation's event stream: records in seq order (a
 // resume replays them from the start, so a resumed conversation draws exactly as it did live) and
-// the live material of the exchange in hand. Working is host.Working on the published state, plus
+// the live material of the exchange in hand. Working is api.Working on the published state, plus
 // this client's outbox, so Stop works from the moment a message is sent. Everything it does to a
 // conversation goes through Host; mutations run one at a time, in the order the person asked for
 // them, each with its own operation id.

@@ -149,6 +149,17 @@ func (p *pane) text(s string) {
 	}
 }
 
+// changed polls the screen until it differs from was, and returns it; or "" at the deadline.
+func (p *pane) changed(was string, deadline time.Time) string {
+	for time.Now().Before(deadline) {
+		if s := p.screen(); s != was {
+			return s
+		}
+		time.Sleep(5 * time.Millisecond) // a polling interval, not a wait for something
+	}
+	return ""
+}
+
 func (p *pane) waitGone(timeout time.Duration) {
 	p.t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -231,12 +242,12 @@ func TestEndToEndChatStopAndResume(t *testing.T) {
 	// Resume it: the scrollback is drawn again from the record, and it takes a new prompt.
 	p2 := startPane(t, ws, env, 100, 30, bin, "chat", "--provider", "sim", "--sim-delay", "1ms", "--resume", id[:15])
 	p2.wait(10*time.Second, "cut short by Stop", "⏹ stopped", "ready")
-	for i := 0; !strings.Contains(p2.screen(), "▸ bash ls ✓"); i++ { // the start of it, above
-		if i == 20 {
+	// The start of it is above: page up, each time until the screen has moved, until it shows.
+	for scr, deadline := p2.screen(), time.Now().Add(10*time.Second); !strings.Contains(scr, "▸ bash ls ✓"); {
+		p2.keys("PageUp")
+		if scr = p2.changed(scr, deadline); scr == "" {
 			t.Fatalf("the resumed scrollback lacks the tool call:\n%s", p2.screen())
 		}
-		p2.keys("PageUp")
-		time.Sleep(10 * time.Millisecond) // a polling interval
 	}
 	p2.keys("C-l") // back to the bottom (an Escape followed at once by text reads as Alt+key)
 	p2.wait(5*time.Second, "⏹ stopped")

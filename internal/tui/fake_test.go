@@ -11,8 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -21,18 +20,18 @@ import (
 type fakeHost struct {
 	mu       sync.Mutex
 	caps     []string
-	convs    []host.View
+	convs    []api.View
 	calls    []string
-	subs     []chan Event
-	stopRes  host.StopResult
+	subs     []chan api.Event
+	stopRes  api.StopResult
 	sendGate chan struct{} // when set, Send waits for it
-	survey   fold.Survey
+	survey   api.Survey
 	editErr  error
 	noEdit   bool
 }
 
 func newFake() *fakeHost {
-	return &fakeHost{caps: []string{"conversation-stop.v1", "op-ids.v1", "events.v1", CapQueue, CapEdits, CapFork}}
+	return &fakeHost{caps: []string{"conversation-stop.v1", "op-ids.v1", "events.v1", api.CapQueue, api.CapEdits, api.CapFork}}
 }
 
 func (f *fakeHost) log(format string, args ...any) {
@@ -48,36 +47,36 @@ func (f *fakeHost) Calls() []string {
 }
 
 func (f *fakeHost) Capabilities(ctx context.Context) ([]string, error) { return f.caps, nil }
-func (f *fakeHost) List(ctx context.Context) ([]host.View, error) {
+func (f *fakeHost) List(ctx context.Context) ([]api.View, error) {
 	f.log("list")
 	return f.convs, nil
 }
-func (f *fakeHost) Create(ctx context.Context, op, title string) (host.View, error) {
+func (f *fakeHost) Create(ctx context.Context, op, title string) (api.View, error) {
 	f.log("create %s %q", op, title)
-	v := host.View{ID: "c-new", Title: title, State: host.State{Phase: "ready_for_user", Seq: 1}}
+	v := api.View{ID: "c-new", Title: title, State: api.State{Phase: "ready_for_user", Seq: 1}}
 	return v, nil
 }
-func (f *fakeHost) Send(ctx context.Context, id string, m Outgoing) (host.SendResult, error) {
+func (f *fakeHost) Send(ctx context.Context, id string, m api.Message) (api.SendResult, error) {
 	f.log("send %s %s %q queue=%v", id, m.Op, m.Text, m.Queue)
 	if f.sendGate != nil {
 		<-f.sendGate
 	}
-	return host.SendResult{MessageID: "m-" + m.Op, State: host.Accepted}, nil
+	return api.SendResult{MessageID: "m-" + m.Op, State: api.Accepted}, nil
 }
-func (f *fakeHost) Stop(ctx context.Context, id, op string) (host.StopResult, error) {
+func (f *fakeHost) Stop(ctx context.Context, id, op string) (api.StopResult, error) {
 	f.log("stop %s %s", id, op)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := f.stopRes
-	f.stopRes = host.StopResult{Withdrawn: []host.Taken{}}
+	f.stopRes = api.StopResult{Withdrawn: []api.Taken{}}
 	return r, nil
 }
-func (f *fakeHost) Transcript(ctx context.Context, id string) (Transcript, error) {
+func (f *fakeHost) Transcript(ctx context.Context, id string) (api.Transcript, error) {
 	f.log("transcript %s", id)
-	return Transcript{Survey: f.survey}, nil
+	return api.Transcript{Survey: f.survey}, nil
 }
-func (f *fakeHost) Events(ctx context.Context, id string, after int64) (<-chan Event, error) {
-	ch := make(chan Event, 1024)
+func (f *fakeHost) Events(ctx context.Context, id string, after int64) (<-chan api.Event, error) {
+	ch := make(chan api.Event, 1024)
 	f.mu.Lock()
 	f.subs = append(f.subs, ch)
 	f.mu.Unlock()
@@ -86,7 +85,7 @@ func (f *fakeHost) Events(ctx context.Context, id string, after int64) (<-chan E
 }
 
 // push delivers events to the newest subscription.
-func (f *fakeHost) push(evs ...Event) {
+func (f *fakeHost) push(evs ...api.Event) {
 	f.mu.Lock()
 	ch := f.subs[len(f.subs)-1]
 	f.mu.Unlock()
@@ -95,25 +94,25 @@ func (f *fakeHost) push(evs ...Event) {
 	}
 }
 
-func (f *fakeHost) Evict(ctx context.Context, id, op string, from, to int64, note string) (fold.Survey, error) {
+func (f *fakeHost) Evict(ctx context.Context, id, op string, from, to int64, note string) (api.Survey, error) {
 	f.log("evict %s %s %d %d %q", id, op, from, to, note)
 	return f.survey, f.editErr
 }
-func (f *fakeHost) Rewind(ctx context.Context, id, op string, turn int64) (fold.Survey, error) {
+func (f *fakeHost) Rewind(ctx context.Context, id, op string, turn int64) (api.Survey, error) {
 	f.log("rewind %s %s %d", id, op, turn)
 	return f.survey, f.editErr
 }
-func (f *fakeHost) Clear(ctx context.Context, id, op string) (fold.Survey, error) {
+func (f *fakeHost) Clear(ctx context.Context, id, op string) (api.Survey, error) {
 	f.log("clear %s %s", id, op)
 	return f.survey, f.editErr
 }
-func (f *fakeHost) Fork(ctx context.Context, id, op string, at int64) (host.View, error) {
+func (f *fakeHost) Fork(ctx context.Context, id, op string, at int64) (api.View, error) {
 	f.log("fork %s %s %d", id, op, at)
-	return host.View{ID: "c-fork", Title: "fork", State: host.State{Phase: "ready_for_user", Seq: 2}}, nil
+	return api.View{ID: "c-fork", Title: "fork", State: api.State{Phase: "ready_for_user", Seq: 2}}, nil
 }
-func (f *fakeHost) SetModel(ctx context.Context, id, op, model string) (host.View, error) {
+func (f *fakeHost) SetModel(ctx context.Context, id, op, model string) (api.View, error) {
 	f.log("model %s %s %s", id, op, model)
-	return host.View{}, ErrUnsupported
+	return api.View{}, ErrUnsupported
 }
 
 func (f *fakeHost) Approve(ctx context.Context, id, op, callID string, allow bool) error {
@@ -305,20 +304,20 @@ func keyMsg(k string) tea.KeyPressMsg {
 // stream builds a conversation's events with consecutive seqs.
 type stream struct {
 	seq   int64
-	state host.State
+	state api.State
 }
 
-func (s *stream) rec(p record.Payload) Event {
+func (s *stream) rec(p record.Payload) api.Event {
 	s.seq++
 	s.state.Seq = s.seq
-	s.state.Working = host.Working(s.state)
+	s.state.Working = api.Working(s.state)
 	b, err := json.Marshal(p)
 	if err != nil {
 		panic(err)
 	}
 	st := s.state
-	st.Submissions = append([]host.SubmissionV(nil), s.state.Submissions...)
-	return Event{Seq: s.seq, Kind: string(p.Kind()), Payload: b, State: &st}
+	st.Submissions = append([]api.Submission(nil), s.state.Submissions...)
+	return api.Event{Seq: s.seq, Kind: string(p.Kind()), Payload: b, State: st}
 }
 
 func (s *stream) working(on bool) *stream {
@@ -331,10 +330,10 @@ func (s *stream) working(on bool) *stream {
 	return s
 }
 
-func liveText(kind, text string) Event { return Event{Live: &Live{Kind: kind, Text: text}} }
+func liveText(kind, text string) api.Event { return api.Event{Live: &api.Live{Kind: kind, Text: text}} }
 
-func liveCall(kind, id, name, text string) Event {
-	return Event{Live: &Live{Kind: kind, CallID: id, Name: name, Text: text}}
+func liveCall(kind, id, name, text string) api.Event {
+	return api.Event{Live: &api.Live{Kind: kind, CallID: id, Name: name, Text: text}}
 }
 
 func started() *record.SessionStarted {

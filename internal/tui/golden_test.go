@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -89,8 +88,8 @@ func TestGoldenStreaming(t *testing.T) {
 	d.until("capabilities", func() bool { return d.m.capsKnown })
 	sendFirst(t, d, "fix the failing test in ./parser")
 	var s stream
-	s.state.Submissions = []host.SubmissionV{{ID: "m-op-2", Op: "op-2", State: host.Delivered, Text: "fix the failing test in ./parser"}}
-	f.push(s.rec(started()), s.rec(&record.Submission{ID: "m-op-2", Op: "op-2", State: host.Accepted, Text: "fix the failing test in ./parser"}))
+	s.state.Submissions = []api.Submission{{ID: "m-op-2", Op: "op-2", State: api.Delivered, Text: "fix the failing test in ./parser"}}
+	f.push(s.rec(started()), s.rec(&record.Submission{ID: "m-op-2", Op: "op-2", State: api.Accepted, Text: "fix the failing test in ./parser"}))
 	s.working(true)
 	s.state.Turn = 1
 	f.push(s.rec(&record.UserPrompt{Turn: 1, Text: "fix the failing test in ./parser"}),
@@ -99,8 +98,8 @@ func TestGoldenStreaming(t *testing.T) {
 		s.rec(&record.TurnStarted{Attempt: 2}),
 		liveText("thinking", "The test fails on an empty input."),
 		liveText("text", "The parser refuses an **empty** input; the test expects an empty list.\n\nI will"))
-	s.state.Submissions = append(s.state.Submissions, host.SubmissionV{ID: "m-op-3", Op: "op-9", State: host.Accepted, Text: "also run go vet"})
-	f.push(s.rec(&record.Submission{ID: "m-op-3", Op: "op-9", State: host.Accepted, Text: "also run go vet"}),
+	s.state.Submissions = append(s.state.Submissions, api.Submission{ID: "m-op-3", Op: "op-9", State: api.Accepted, Text: "also run go vet"})
+	f.push(s.rec(&record.Submission{ID: "m-op-3", Op: "op-9", State: api.Accepted, Text: "also run go vet"}),
 		s.rec(&record.RetryScheduled{Attempt: 2, DelayMs: 2000, Class: "rate_limited"}))
 	d.until("streamed", func() bool { return d.m.seq == s.seq && strings.Contains(d.screen(), "I will") })
 	d.typ("and keep the old beha")
@@ -109,10 +108,10 @@ func TestGoldenStreaming(t *testing.T) {
 
 func TestGoldenContext(t *testing.T) {
 	f := newFake()
-	f.survey = fold.Survey{Bytes: 18_400, SystemBytes: 1400, Rows: []fold.Row{
-		{From: 1, To: 3, Role: record.User, Kind: fold.Residual, Label: "the listing: a.txt and b.txt, nothing else", Bytes: 260},
-		{From: 4, To: 4, Role: record.User, Kind: fold.Own, Label: "explain the result in a list", Bytes: 90},
-		{From: 5, To: 5, Role: record.Assistant, Kind: fold.Own, Label: "## Result", Bytes: 18_050},
+	f.survey = api.Survey{Bytes: 18_400, SystemBytes: 1400, Rows: []api.Row{
+		{From: 1, To: 3, Role: record.User, Kind: api.Residual, Label: "the listing: a.txt and b.txt, nothing else", Bytes: 260},
+		{From: 4, To: 4, Role: record.User, Kind: api.Own, Label: "explain the result in a list", Bytes: 90},
+		{From: 5, To: 5, Role: record.Assistant, Kind: api.Own, Label: "## Result", Bytes: 18_050},
 	}}
 	d, _ := withConversation(t, f)
 	slashCmd(d, "/context")
@@ -122,9 +121,9 @@ func TestGoldenContext(t *testing.T) {
 
 func TestGoldenPicker(t *testing.T) {
 	f := newFake()
-	f.convs = []host.View{
+	f.convs = []api.View{
 		{ID: "20261129-200102-a1b2c3", Title: "list the files", Updated: "2026-11-29T20:01:09Z"},
-		{ID: "20261128-093000-0f0f0f", Title: "fix the failing test in ./parser", Updated: "2026-11-28T09:41:00Z", State: host.State{InFlight: true}},
+		{ID: "20261128-093000-0f0f0f", Title: "fix the failing test in ./parser", Updated: "2026-11-28T09:41:00Z", State: api.State{InFlight: true}},
 		{ID: "20261127-180000-777777", Title: "", Updated: "2026-11-27T18:00:00Z", Closed: true},
 	}
 	d := newDriver(t, f, Options{Pick: true})
@@ -142,11 +141,11 @@ func TestGoldenHelp(t *testing.T) {
 
 func TestGoldenApproval(t *testing.T) {
 	f := newFake()
-	f.caps = append(f.caps, CapApprovals)
+	f.caps = append(f.caps, api.CapApprovals)
 	d, s := withConversation(t, f)
 	askCall(f, s,
-		host.ApprovalV{CallID: "c2", Name: "bash", Args: `{"command":"go test ./parser/...\ngit commit -am 'parser: accept an empty input'","description":"test and commit"}`},
-		host.ApprovalV{CallID: "c3", Name: "write_file", Args: `{"path":"parser/empty_test.go","content":"package parser\n"}`},
+		api.Approval{CallID: "c2", Name: "bash", Args: `{"command":"go test ./parser/...\ngit commit -am 'parser: accept an empty input'","description":"test and commit"}`},
+		api.Approval{CallID: "c3", Name: "write_file", Args: `{"path":"parser/empty_test.go","content":"package parser\n"}`},
 	)
 	d.waitScreen("1 more waiting")
 	golden(t, d, "approval")

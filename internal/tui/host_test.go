@@ -20,6 +20,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider/anthropic"
@@ -80,7 +81,7 @@ func realHost(t *testing.T, script string, mode ...tool.Mode) (*ClientHost, *hos
 		h.Close()
 	})
 	hc := &http.Client{}
-	return NewClientHost(client.New(srv.URL, testToken, hc), srv.URL, testToken, hc), h
+	return NewClientHost(client.New(srv.URL, testToken, hc)), h
 }
 
 func TestRealHostExchangeContextAndStop(t *testing.T) {
@@ -92,8 +93,8 @@ func TestRealHostExchangeContextAndStop(t *testing.T) {
 	]}`)
 	d := newDriver(t, ch, Options{})
 	d.until("capabilities", func() bool { return d.m.capsKnown })
-	if !d.m.caps[CapEdits] || !d.m.caps[CapFork] {
-		t.Logf("this host does not advertise %s and %s", CapEdits, CapFork)
+	if !d.m.caps[api.CapEdits] || !d.m.caps[api.CapFork] {
+		t.Logf("this host does not advertise %s and %s", api.CapEdits, api.CapFork)
 	}
 	d.typ("what do the notes say?")
 	d.press("enter")
@@ -127,8 +128,8 @@ func TestRealHostEditsAndFork(t *testing.T) {
 	ch, _ := realHost(t, "")
 	d := newDriver(t, ch, Options{})
 	d.until("capabilities", func() bool { return d.m.capsKnown })
-	if !d.m.caps[CapEdits] || !d.m.caps[CapFork] {
-		t.Skipf("the host does not advertise %s and %s", CapEdits, CapFork)
+	if !d.m.caps[api.CapEdits] || !d.m.caps[api.CapFork] {
+		t.Skipf("the host does not advertise %s and %s", api.CapEdits, api.CapFork)
 	}
 	for _, p := range []string{"first", "second"} {
 		d.typ(p)
@@ -209,8 +210,8 @@ func TestRealHostApprovalAndModel(t *testing.T) {
 	]}`, tool.ModeAsk)
 	d := newDriver(t, ch, Options{})
 	d.until("capabilities", func() bool { return d.m.capsKnown })
-	if !d.m.caps[CapApprovals] || !d.m.caps[CapModel] {
-		t.Fatalf("the host does not advertise %s and %s: %v", CapApprovals, CapModel, d.m.caps)
+	if !d.m.caps[api.CapApprovals] || !d.m.caps[api.CapModel] {
+		t.Fatalf("the host does not advertise %s and %s: %v", api.CapApprovals, api.CapModel, d.m.caps)
 	}
 	d.typ("what do the notes say?")
 	d.press("enter")

@@ -12,7 +12,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -49,12 +49,12 @@ type Model struct {
 
 	conv   string // the conversation shown; "" until the first send creates one
 	title  string
-	gen    int        // the event subscription's generation; older deliveries are dropped
-	cancel func()     // ends the event subscription
-	lost   int        // the subscription's failures in a row
-	seq    int64      // the last record applied
-	base   int64      // the seq the conversation stood at when opened: records up to it are replayed
-	state  host.State // the folded state as of seq
+	gen    int       // the event subscription's generation; older deliveries are dropped
+	cancel func()    // ends the event subscription
+	lost   int       // the subscription's failures in a row
+	seq    int64     // the last record applied
+	base   int64     // the seq the conversation stood at when opened: records up to it are replayed
+	state  api.State // the folded state as of seq
 
 	sb       scrollback
 	composer textarea.Model
@@ -166,7 +166,7 @@ func (m *Model) Init() tea.Cmd {
 
 // working is the one working rule on the published state, plus this client's outbox: a message
 // is Stop-able from the moment it is sent.
-func (m *Model) working() bool { return host.Working(m.state) || len(m.outbox) > 0 }
+func (m *Model) working() bool { return api.Working(m.state) || len(m.outbox) > 0 }
 
 // Conversation returns the id of the conversation shown ("" before the first send).
 func (m *Model) Conversation() string { return m.conv }
@@ -341,7 +341,7 @@ func (m *Model) submit(queue bool) tea.Cmd {
 	if m.conv == "" && !m.creating() {
 		cmds = append(cmds, m.enqueue(m.createOp(firstLine(text, 60))))
 	}
-	s := sent{op: m.opt.NewOp(), text: text, queue: queue && m.caps[CapQueue]}
+	s := sent{op: m.opt.NewOp(), text: text, queue: queue && m.caps[api.CapQueue]}
 	m.outbox = append(m.outbox, s)
 	cmds = append(cmds, m.enqueue(m.sendOp(s)), m.startTicking())
 	return tea.Batch(cmds...)
@@ -462,7 +462,7 @@ func (m *Model) events(msg eventsMsg) tea.Cmd {
 
 // apply applies one event: live material to the scrollback, a record to the state, the status
 // and the scrollback. A record at or before seq was applied already; applying twice converges.
-func (m *Model) apply(ev *Event) {
+func (m *Model) apply(ev *api.Event) {
 	if ev.Live != nil {
 		m.sb.liveEvent(ev.Live)
 		return
@@ -473,8 +473,8 @@ func (m *Model) apply(ev *Event) {
 	m.seq = ev.Seq
 	// While the record replays up to where the conversation stood when opened, the state it was
 	// opened with stays: a replayed exchange is not a running one.
-	if ev.State != nil && ev.Seq >= m.base {
-		m.state = *ev.State
+	if ev.Seq >= m.base {
+		m.state = ev.State
 		m.forgetAnswered()
 	}
 	p := decodePayload(ev.Kind, ev.Payload)
@@ -528,7 +528,7 @@ func (m *Model) meta(p any, replayed bool) {
 	case *record.Renamed:
 		m.title = b.Title
 	case *record.Submission:
-		if b.Op != "" || b.State != host.Accepted {
+		if b.Op != "" || b.State != api.Accepted {
 			m.seen(b)
 		}
 	}

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -25,19 +25,19 @@ func sendFirst(t *testing.T, d *driver, text string) {
 }
 
 // exchange is a whole exchange's events: a prompt, a tool call, its result, and a reply.
-func exchange(s *stream, op, text string) []Event {
+func exchange(s *stream, op, text string) []api.Event {
 	args, _ := json.Marshal(map[string]string{"command": "ls -la"})
-	sub := host.SubmissionV{ID: "m-" + op, Op: op, State: host.Accepted, Text: text, Attachments: []record.Attachment{}}
-	var evs []Event
+	sub := api.Submission{ID: "m-" + op, Op: op, State: api.Accepted, Text: text, Attachments: []record.Attachment{}}
+	var evs []api.Event
 	evs = append(evs, s.rec(started()))
-	s.state.Submissions = []host.SubmissionV{sub}
-	evs = append(evs, s.rec(&record.Submission{ID: sub.ID, Op: op, State: host.Accepted, Text: text}))
+	s.state.Submissions = []api.Submission{sub}
+	evs = append(evs, s.rec(&record.Submission{ID: sub.ID, Op: op, State: api.Accepted, Text: text}))
 	s.working(true)
-	s.state.Submissions[0].State = host.Delivered
+	s.state.Submissions[0].State = api.Delivered
 	s.state.Turn = 1
 	evs = append(evs,
 		s.rec(&record.UserPrompt{Turn: 1, Text: text, Submission: sub.ID}),
-		s.rec(&record.Submission{ID: sub.ID, State: host.Delivered}),
+		s.rec(&record.Submission{ID: sub.ID, State: api.Delivered}),
 		s.rec(&record.TurnStarted{Attempt: 1}),
 		liveText("text", "Let me "), liveText("text", "look."),
 		liveCall("tool_call", "c1", "bash", ""), liveCall("tool_args", "c1", "", string(args)),
@@ -62,7 +62,7 @@ func exchange(s *stream, op, text string) []Event {
 	s.state.Turn = 0
 	evs = append(evs, s.rec(&record.Quiesced{Reason: fold.Replied}))
 	s.state.Submissions = nil
-	evs = append(evs, s.rec(&record.Submission{ID: sub.ID, State: host.Answered, Reason: fold.Replied}))
+	evs = append(evs, s.rec(&record.Submission{ID: sub.ID, State: api.Answered, Reason: fold.Replied}))
 	return evs
 }
 
@@ -157,12 +157,12 @@ func TestStopHandsWithdrawnTextBackAfterWhatIsTyped(t *testing.T) {
 	var s stream
 	f.push(s.rec(started()))
 	s.working(true)
-	s.state.Submissions = []host.SubmissionV{{ID: "m-op-2", Op: "op-2", State: host.Accepted, Text: "first"}}
-	f.push(s.rec(&record.Submission{ID: "m-op-2", Op: "op-2", State: host.Accepted, Text: "first"}))
+	s.state.Submissions = []api.Submission{{ID: "m-op-2", Op: "op-2", State: api.Accepted, Text: "first"}}
+	f.push(s.rec(&record.Submission{ID: "m-op-2", Op: "op-2", State: api.Accepted, Text: "first"}))
 	d.until("the outbox to empty", func() bool { return len(d.m.outbox) == 0 })
 	d.waitScreen("first · waiting")
 	d.typ("half typed")
-	f.stopRes = host.StopResult{Stopped: true, Withdrawn: []host.Taken{{ID: "m-op-2", Text: "first"}}}
+	f.stopRes = api.StopResult{Stopped: true, Withdrawn: []api.Taken{{ID: "m-op-2", Text: "first"}}}
 	d.press("esc")
 	d.until("the text back", func() bool { return d.m.composer.Value() == "half typed\nfirst" })
 	d.waitScreen("Stop: 1 message back in the composer")
@@ -224,7 +224,7 @@ func TestCtrlCStopsWhatRunsThenQuits(t *testing.T) {
 	d := newDriver(t, f, Options{})
 	sendFirst(t, d, "work")
 	var s stream
-	f.push(s.rec(started()), s.rec(&record.Submission{ID: "m-op-2", Op: "op-2", State: host.Accepted, Text: "work"}))
+	f.push(s.rec(started()), s.rec(&record.Submission{ID: "m-op-2", Op: "op-2", State: api.Accepted, Text: "work"}))
 	s.working(true)
 	f.push(s.rec(&record.UserPrompt{Turn: 1, Text: "work"}))
 	d.until("working", func() bool { return d.m.state.InFlight })
@@ -335,7 +335,7 @@ func TestPageUpScrollsAndHoldsWhileTheStreamGrows(t *testing.T) {
 	d := newDriver(t, f, Options{})
 	sendFirst(t, d, "go")
 	var s stream
-	f.push(s.rec(started()), s.rec(&record.Submission{ID: "m-op-2", Op: "op-2", State: host.Answered}))
+	f.push(s.rec(started()), s.rec(&record.Submission{ID: "m-op-2", Op: "op-2", State: api.Answered}))
 	for i := 0; i < 30; i++ {
 		f.push(s.rec(&record.Failure{Message: "line " + strconv.Itoa(i)}))
 	}
@@ -386,8 +386,8 @@ func TestRetryCountdownFromRetryScheduled(t *testing.T) {
 func TestReplayedRetryShowsNoCountdown(t *testing.T) {
 	f := newFake()
 	var s stream
-	evs := []Event{s.rec(started()), s.rec(&record.RetryScheduled{Attempt: 1, DelayMs: 60000, Class: "overloaded"})}
-	f.convs = []host.View{{ID: "c-old", Title: "old", State: host.State{Phase: "ready_for_user", Seq: s.seq}}}
+	evs := []api.Event{s.rec(started()), s.rec(&record.RetryScheduled{Attempt: 1, DelayMs: 60000, Class: "overloaded"})}
+	f.convs = []api.View{{ID: "c-old", Title: "old", State: api.State{Phase: "ready_for_user", Seq: s.seq}}}
 	d := newDriver(t, f, Options{Resume: "c-old"})
 	d.waitCall("events c-old after=0")
 	f.push(evs...)
@@ -436,8 +436,8 @@ func TestRejectedAndWithdrawnSubmissionsAreSaid(t *testing.T) {
 	sendFirst(t, d, "go")
 	var s stream
 	f.push(s.rec(started()),
-		s.rec(&record.Submission{ID: "m-x", State: host.Rejected, Reason: "host_restarted", Detail: "the host restarted before this message was delivered"}),
-		s.rec(&record.Submission{ID: "m-y", State: host.Withdrawn}))
+		s.rec(&record.Submission{ID: "m-x", State: api.Rejected, Reason: "host_restarted", Detail: "the host restarted before this message was delivered"}),
+		s.rec(&record.Submission{ID: "m-y", State: api.Withdrawn}))
 	d.waitScreen("a message was not delivered: the host restarted")
 	d.waitScreen("withdrawn before it started")
 }
@@ -486,9 +486,9 @@ func TestSlashHelp(t *testing.T) {
 
 func TestSlashContextShowsTheSurvey(t *testing.T) {
 	f := newFake()
-	f.survey = fold.Survey{Bytes: 4000, SystemBytes: 2000, Rows: []fold.Row{
-		{From: 1, To: 1, Role: record.User, Kind: fold.Own, Label: "go", Bytes: 40, Held: "resident"},
-		{From: 2, To: 3, Role: record.User, Kind: fold.Residual, Label: "the listing", Bytes: 200, Held: "resident"},
+	f.survey = api.Survey{Bytes: 4000, SystemBytes: 2000, Rows: []api.Row{
+		{From: 1, To: 1, Role: record.User, Kind: api.Own, Label: "go", Bytes: 40, Held: "resident"},
+		{From: 2, To: 3, Role: record.User, Kind: api.Residual, Label: "the listing", Bytes: 200, Held: "resident"},
 	}}
 	d, _ := withConversation(t, f)
 	slashCmd(d, "/context")
@@ -504,7 +504,7 @@ func TestSlashContextBeforeAnything(t *testing.T) {
 
 func TestSlashEvictRewindClear(t *testing.T) {
 	f := newFake()
-	f.survey = fold.Survey{Bytes: 400}
+	f.survey = api.Survey{Bytes: 400}
 	d, _ := withConversation(t, f)
 	slashCmd(d, "/evict 1 2 the listing; two files")
 	d.waitCall(`evict c-new op-3 1 2 "the listing; two files"`)
@@ -521,7 +521,7 @@ func TestSlashEvictRewindClear(t *testing.T) {
 
 func TestSlashEditRefusedIsSaid(t *testing.T) {
 	f := newFake()
-	f.editErr = &host.Error{Code: "bad_request", Message: "turn 999 is not recorded: the latest is 3"}
+	f.editErr = &api.Error{Code: "bad_request", Message: "turn 999 is not recorded: the latest is 3"}
 	d, _ := withConversation(t, f)
 	slashCmd(d, "/rewind 999")
 	d.waitScreen("rewind refused: turn 999 is not recorded")
@@ -574,7 +574,7 @@ func TestSlashForkOpensTheFork(t *testing.T) {
 
 func TestSlashModel(t *testing.T) {
 	f := newFake()
-	f.caps = append(f.caps, CapModel)
+	f.caps = append(f.caps, api.CapModel)
 	d, _ := withConversation(t, f)
 	slashCmd(d, "/model")
 	d.waitScreen("model: sim sim-1 · context window 200k tokens")
@@ -585,9 +585,9 @@ func TestSlashModel(t *testing.T) {
 
 func TestSlashSessionsAndResume(t *testing.T) {
 	f := newFake()
-	f.convs = []host.View{
-		{ID: "20261129-200102-a1b2c3", Title: "list the files", Updated: "2026-11-29T20:01:09Z", State: host.State{Seq: 3}},
-		{ID: "20261128-100000-ffffff", Title: "older", Updated: "2026-11-28T10:00:00Z", State: host.State{Seq: 5, InFlight: true}},
+	f.convs = []api.View{
+		{ID: "20261129-200102-a1b2c3", Title: "list the files", Updated: "2026-11-29T20:01:09Z", State: api.State{Seq: 3}},
+		{ID: "20261128-100000-ffffff", Title: "older", Updated: "2026-11-28T10:00:00Z", State: api.State{Seq: 5, InFlight: true}},
 	}
 	d := newDriver(t, f, Options{})
 	slashCmd(d, "/sessions")
@@ -604,7 +604,7 @@ func TestSlashSessionsAndResume(t *testing.T) {
 
 func TestSlashResumeWithoutIDOpensThePicker(t *testing.T) {
 	f := newFake()
-	f.convs = []host.View{{ID: "c-a", Title: "alpha"}, {ID: "c-b", Title: "beta"}}
+	f.convs = []api.View{{ID: "c-a", Title: "alpha"}, {ID: "c-b", Title: "beta"}}
 	d := newDriver(t, f, Options{})
 	slashCmd(d, "/resume")
 	d.until("the picker", func() bool { return d.m.picker != nil })
@@ -635,7 +635,7 @@ func TestSlashNewAndUnknownAndQuit(t *testing.T) {
 
 func TestPickerAtStart(t *testing.T) {
 	f := newFake()
-	f.convs = []host.View{{ID: "c-a", Title: "alpha"}, {ID: "c-b", Title: "beta"}, {ID: "c-c", Title: "gamma"}}
+	f.convs = []api.View{{ID: "c-a", Title: "alpha"}, {ID: "c-b", Title: "beta"}, {ID: "c-c", Title: "gamma"}}
 	d := newDriver(t, f, Options{Pick: true})
 	d.until("the picker", func() bool { return d.m.picker != nil })
 	d.press("down", "down", "down", "up")
@@ -657,7 +657,7 @@ func TestResumeAtStartReplaysTheRecord(t *testing.T) {
 	f := newFake()
 	var s stream
 	evs := exchange(&s, "op-1", "list the files")
-	f.convs = []host.View{{ID: "c-old", Title: "list the files", State: host.State{Phase: "ready_for_user", Seq: s.seq}}}
+	f.convs = []api.View{{ID: "c-old", Title: "list the files", State: api.State{Phase: "ready_for_user", Seq: s.seq}}}
 	d := newDriver(t, f, Options{Resume: "c-old"})
 	d.waitCall("events c-old after=0")
 	f.push(evs...)

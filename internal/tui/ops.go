@@ -8,9 +8,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/reinhq/rein/internal/client"
-	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 )
 
 // Calls to the host run as Bubble Tea commands, off the update loop. Mutations (create, send,
@@ -64,29 +62,29 @@ type (
 		err  error
 	}
 	createdMsg struct {
-		view host.View
+		view api.View
 		err  error
 	}
 	sentMsg struct {
 		op  string
-		res host.SendResult
+		res api.SendResult
 		err error
 	}
 	stoppedMsg struct {
-		res host.StopResult
+		res api.StopResult
 		err error
 	}
 	editedMsg struct {
 		what   string
-		survey fold.Survey
+		survey api.Survey
 		err    error
 	}
 	forkedMsg struct {
-		view host.View
+		view api.View
 		err  error
 	}
 	modelSetMsg struct {
-		view host.View
+		view api.View
 		err  error
 	}
 	approvedMsg struct {
@@ -96,13 +94,13 @@ type (
 	}
 	listMsg struct {
 		purpose listPurpose
-		views   []host.View
+		views   []api.View
 		err     error
 	}
 	transcriptMsg struct {
 		conv string
 		show bool
-		t    Transcript
+		t    api.Transcript
 		err  error
 	}
 	subscribedMsg struct {
@@ -114,8 +112,8 @@ type (
 	// fast stream costs one render per delivery rather than one per event.
 	eventsMsg struct {
 		gen    int
-		ch     <-chan Event
-		evs    []Event
+		ch     <-chan api.Event
+		evs    []api.Event
 		closed bool
 	}
 )
@@ -180,7 +178,7 @@ func (m *Model) sendOp(s sent) op {
 		if conv == "" {
 			return sentMsg{op: s.op, err: errors.New("no conversation to send to")}
 		}
-		res, err := h.Send(ctx, conv, Outgoing{Op: s.op, Text: s.text, Queue: s.queue})
+		res, err := h.Send(ctx, conv, api.Message{Op: s.op, Text: s.text, Queue: s.queue})
 		return sentMsg{s.op, res, err}
 	}}
 }
@@ -189,7 +187,7 @@ func (m *Model) stopOp(opID string) op {
 	h := m.host
 	return op{kind: opStop, run: func(ctx context.Context, conv string) tea.Msg {
 		if conv == "" {
-			return stoppedMsg{res: host.StopResult{}}
+			return stoppedMsg{res: api.StopResult{}}
 		}
 		res, err := h.Stop(ctx, conv, opID)
 		return stoppedMsg{res, err}
@@ -197,13 +195,13 @@ func (m *Model) stopOp(opID string) op {
 }
 
 // waitEvents waits for the next delivery from the stream.
-func waitEvents(ch <-chan Event, gen int) tea.Cmd {
+func waitEvents(ch <-chan api.Event, gen int) tea.Cmd {
 	return func() tea.Msg {
 		ev, ok := <-ch
 		if !ok {
 			return eventsMsg{gen: gen, ch: ch, closed: true}
 		}
-		evs := []Event{ev}
+		evs := []api.Event{ev}
 		for len(evs) < 512 {
 			select {
 			case ev, ok := <-ch:
@@ -256,7 +254,7 @@ func (m *Model) resubscribe() tea.Cmd {
 }
 
 // open shows conversation v: its record replayed from the start draws the scrollback.
-func (m *Model) open(v host.View) tea.Cmd {
+func (m *Model) open(v api.View) tea.Cmd {
 	m.dropQueued()
 	m.conv, m.title, m.state, m.seq, m.base = v.ID, v.Title, v.State, 0, v.State.Seq
 	m.sb.reset()
@@ -290,13 +288,9 @@ func (m *Model) dropQueued() {
 
 // say is an error in words for the scrollback: a host's refusal is its message.
 func say(err error) string {
-	var e *client.Error
+	var e *api.Error
 	if errors.As(err, &e) && e.Message != "" {
 		return e.Message
-	}
-	var he *host.Error
-	if errors.As(err, &he) {
-		return he.Message
 	}
 	return err.Error()
 }
@@ -435,10 +429,10 @@ func (m *Model) listed(msg listMsg) tea.Cmd {
 		}
 		m.picker = &picker{items: msg.views}
 	case listResumeID:
-		var found []host.View
+		var found []api.View
 		for _, v := range msg.views {
 			if v.ID == msg.purpose.prefix {
-				found = []host.View{v}
+				found = []api.View{v}
 				break
 			}
 			if strings.HasPrefix(v.ID, msg.purpose.prefix) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -254,8 +254,8 @@ func (s *scrollback) event(p any) {
 			s.notice(dim, "answered %d owed tool call%s truthfully (%s)", n, plural(n), b.Reason)
 		}
 		switch b.Reason {
-		case fold.Replied, "":
-		case fold.Cancelled:
+		case record.QuiescedReplied, "":
+		case record.QuiescedCancelled:
 			s.notice(dim, "⏹ stopped: the session is settled")
 		default:
 			s.notice(warn, "the exchange ended: %s", b.Reason)
@@ -362,7 +362,7 @@ func (s *scrollback) assistant(b *record.AssistantMessage) {
 }
 
 // liveEvent applies one live event.
-func (s *scrollback) liveEvent(l *Live) {
+func (s *scrollback) liveEvent(l *api.Live) {
 	lv := &s.live
 	switch l.Kind {
 	case "text":

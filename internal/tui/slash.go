@@ -8,8 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 )
 
 // commands are the slash commands, in the order /help lists them.
@@ -75,11 +74,11 @@ func (m *Model) slash(line string) tea.Cmd {
 			m.sb.notice(warn, "usage: /rewind <turn>: withdraws every turn from <turn> on (/context lists them)")
 			return nil
 		}
-		return m.editCmd("rewind", CapEdits, func(ctx context.Context, e Editor, conv, op string) (fold.Survey, error) {
+		return m.editCmd("rewind", api.CapEdits, func(ctx context.Context, e Editor, conv, op string) (api.Survey, error) {
 			return e.Rewind(ctx, conv, op, turn)
 		})
 	case "clear":
-		return m.editCmd("clear", CapEdits, func(ctx context.Context, e Editor, conv, op string) (fold.Survey, error) {
+		return m.editCmd("clear", api.CapEdits, func(ctx context.Context, e Editor, conv, op string) (api.Survey, error) {
 			return e.Clear(ctx, conv, op)
 		})
 	case "fork":
@@ -115,7 +114,7 @@ func (m *Model) evict(rest string, args []string) tea.Cmd {
 		return nil
 	}
 	note := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(strings.TrimPrefix(rest, args[0])), args[1]))
-	return m.editCmd("evict", CapEdits, func(ctx context.Context, e Editor, conv, op string) (fold.Survey, error) {
+	return m.editCmd("evict", api.CapEdits, func(ctx context.Context, e Editor, conv, op string) (api.Survey, error) {
 		return e.Evict(ctx, conv, op, from, to, note)
 	})
 }
@@ -130,7 +129,7 @@ func (m *Model) fork(args []string) tea.Cmd {
 		}
 		at = n
 	}
-	if !m.can("fork", CapFork) {
+	if !m.can("fork", api.CapFork) {
 		return nil
 	}
 	e, opID := m.edit, m.opt.NewOp()
@@ -145,7 +144,7 @@ func (m *Model) setModel(args []string) tea.Cmd {
 		m.sb.notice(plain, "model: %s %s · context window %s tokens", m.provider, m.model, compact(m.window))
 		return nil
 	}
-	if !m.can("model", CapModel) {
+	if !m.can("model", api.CapModel) {
 		return nil
 	}
 	e, opID, model := m.edit, m.opt.NewOp(), args[0]
@@ -162,7 +161,7 @@ func (m *Model) fresh() {
 		m.cancel()
 	}
 	m.gen++
-	m.conv, m.title, m.state, m.seq, m.base = "", "", host.State{}, 0, 0
+	m.conv, m.title, m.state, m.seq, m.base = "", "", api.State{}, 0, 0
 	m.sb.reset()
 	m.used, m.usedExact, m.outbox = 0, false, nil
 	m.sb.notice(dim, "a new conversation starts with your next message")
@@ -183,7 +182,7 @@ func (m *Model) can(what, capability string) bool {
 
 // editCmd queues a context edit. Edits are refused while the conversation works (the host's rule
 // too): a person's edit never races the agent's loop.
-func (m *Model) editCmd(what, capability string, do func(ctx context.Context, e Editor, conv, op string) (fold.Survey, error)) tea.Cmd {
+func (m *Model) editCmd(what, capability string, do func(ctx context.Context, e Editor, conv, op string) (api.Survey, error)) tea.Cmd {
 	if !m.can(what, capability) {
 		return nil
 	}
@@ -199,7 +198,7 @@ func (m *Model) editCmd(what, capability string, do func(ctx context.Context, e 
 }
 
 // surveyLines renders the survey as a table.
-func surveyLines(sv fold.Survey, window int64) []string {
+func surveyLines(sv api.Survey, window int64) []string {
 	tokens := (sv.Bytes + sv.SystemBytes) / 4
 	head := fmt.Sprintf("Context: %d items, %s bytes (~%s tokens", len(sv.Rows), compact(sv.Bytes+sv.SystemBytes), compact(tokens))
 	if window > 0 {
@@ -212,7 +211,7 @@ func surveyLines(sv fold.Survey, window int64) []string {
 			span += "–" + strconv.FormatInt(r.To, 10)
 		}
 		label := r.Label
-		if r.Kind == fold.Residual {
+		if r.Kind == api.Residual {
 			label = sty.em.Render(label)
 		}
 		out = append(out, fmt.Sprintf("  %-9s %-9s %-8s %7s  %s", span, r.Role, r.Kind, compact(r.Bytes), label))
@@ -222,7 +221,7 @@ func surveyLines(sv fold.Survey, window int64) []string {
 }
 
 // sessionLines renders a list of conversations.
-func sessionLines(vs []host.View, current string) []string {
+func sessionLines(vs []api.View, current string) []string {
 	if len(vs) == 0 {
 		return []string{sty.dim.Render("no conversations yet")}
 	}
@@ -233,13 +232,13 @@ func sessionLines(vs []host.View, current string) []string {
 	return out
 }
 
-func sessionRow(v host.View, current string) string {
+func sessionRow(v api.View, current string) string {
 	mark := "  "
 	if v.ID == current {
 		mark = "• "
 	}
 	status := ""
-	if host.Working(v.State) {
+	if api.Working(v.State) {
 		status = sty.warn.Render(" working")
 	}
 	if v.Closed {

@@ -7,7 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/api"
 )
 
 // The screen, top to bottom: the scrollback (or the session picker), the approval panel while a
@@ -15,7 +15,7 @@ import (
 
 // picker is the session picker: a list of conversations to open.
 type picker struct {
-	items  []host.View
+	items  []api.View
 	cursor int
 }
 
@@ -81,7 +81,7 @@ func (m *Model) pending(width int) []string {
 		out = append(out, userLines(s.text, "sending", width)...)
 	}
 	for _, s := range m.state.Submissions {
-		if s.State != host.Accepted || ops[s.Op] {
+		if s.State != api.Accepted || ops[s.Op] {
 			continue
 		}
 		note := "waiting: steering at the next step"

@@ -1,8 +1,8 @@
 package web_test
 
 // The web chat tested end to end (DESIGN §12.6): a real host in-process, its agent talking to the
-// provider simulator through the Anthropic client, and Debian's chromium driven headless by
-// chromedp. Nothing sleeps for a fixed time: every wait polls the page or the host with a timeout.
+// provider simulator through the Anthropic client, and chromium (Debian's in CI; Chromium or
+// Google Chrome on macOS) driven headless by chromedp. Nothing sleeps for a fixed time: every wait polls the page or the host with a timeout.
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider/anthropic"
@@ -33,11 +34,32 @@ import (
 	"github.com/reinhq/rein/internal/web"
 )
 
-const chromium = "/usr/bin/chromium"
+// browsers are where the tests look for a browser, after $REIN_CHROMIUM: Debian's chromium, then
+// Chromium and Google Chrome as macOS installs them.
+var browsers = []string{
+	"/usr/bin/chromium",
+	"/Applications/Chromium.app/Contents/MacOS/Chromium",
+	"/Applications/Google Chrome.app/Contents/MacOS/Google Chrome",
+}
+
+// findChromium returns the browser the tests drive, or "" if there is none.
+func findChromium() string {
+	if p := os.Getenv("REIN_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, p := range browsers {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
 
 func TestWebChat(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		t.Skipf("the web chat's browser tests need Debian's chromium at %s (apt-get install chromium; .ci/run installs it)", chromium)
+	chromium := findChromium()
+	if chromium == "" {
+		t.Skipf("the web chat's browser tests need chromium at one of %q, or its path in REIN_CHROMIUM "+
+			"(apt-get install chromium, as .ci/run does; on macOS, brew install --cask chromium)", browsers)
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(chromium),
@@ -377,7 +399,7 @@ func testListAndPhone(t *testing.T, browser context.Context) {
 }
 
 // testModules runs the page's pure modules in the browser against the Go they mirror: the working
-// rule against host.Working over every small state, the residue reader against fold.ResidueText,
+// rule against api.Working over every small state, the residue reader against fold.ResidueText,
 // and the outbox's give-back against a storage it shares with nothing.
 func testModules(t *testing.T, browser context.Context) {
 	mux := http.NewServeMux()
@@ -404,8 +426,8 @@ func testModules(t *testing.T, browser context.Context) {
 	}
 
 	// Every state with at most two submissions in any state, in flight or not.
-	states := []string{host.Accepted, host.Delivered, host.Answered, host.Cancelled, host.Withdrawn, host.Rejected}
-	var cases []host.State
+	states := []string{api.Accepted, api.Delivered, api.Answered, api.Cancelled, api.Withdrawn, api.Rejected}
+	var cases []api.State
 	var want []bool
 	for _, inFlight := range []bool{false, true} {
 		subsets := [][]string{nil}
@@ -416,19 +438,19 @@ func testModules(t *testing.T, browser context.Context) {
 			}
 		}
 		for _, set := range subsets {
-			st := host.State{InFlight: inFlight, Submissions: []host.SubmissionV{}}
+			st := api.State{InFlight: inFlight, Submissions: []api.Submission{}}
 			for i, s := range set {
-				st.Submissions = append(st.Submissions, host.SubmissionV{ID: "m-" + itoa(int64(i)), State: s})
+				st.Submissions = append(st.Submissions, api.Submission{ID: "m-" + itoa(int64(i)), State: s})
 			}
 			cases = append(cases, st)
-			want = append(want, host.Working(st))
+			want = append(want, api.Working(st))
 		}
 	}
 	in, _ := json.Marshal(cases)
 	got := run(`import("/working.js").then((m) => JSON.stringify(` + string(in) + `.map((s) => m.working(s))))`)
 	wantJSON, _ := json.Marshal(want)
 	if got != string(wantJSON) {
-		t.Errorf("working.js and host.Working disagree over %d states:\n js: %s\ngo: %s", len(cases), got, wantJSON)
+		t.Errorf("working.js and api.Working disagree over %d states:\n js: %s\ngo: %s", len(cases), got, wantJSON)
 	}
 
 	for _, c := range []struct {
@@ -722,7 +744,7 @@ func (r *rig) conv() *host.Conv {
 	return c
 }
 
-func (r *rig) view() host.View {
+func (r *rig) view() api.View {
 	r.t.Helper()
 	v, err := r.conv().View()
 	if err != nil {
@@ -752,7 +774,7 @@ func (r *rig) count(kind record.Kind, match func(record.Record) bool) int {
 func (r *rig) submitted(text string) int {
 	return r.count(record.KindSubmission, func(rec record.Record) bool {
 		s := rec.Body.(*record.Submission)
-		return s.State == host.Accepted && s.Text == text
+		return s.State == api.Accepted && s.Text == text
 	})
 }
 

@@ -8,15 +8,16 @@
 //   - api.js: the token (from #token=, kept in sessionStorage), requests, the event stream that
 //     reconnects from the last record seen
 //   - outbox.js: the outbox and the drafts in local storage, and the exactly-once give-back
-//   - working.js: the working rule, the same as host.Working (a browser test pins the two)
+//   - working.js: the working rule, the same as api.Working (a browser test pins the two)
 //   - timeline.js, markup.js, survey.js: rendering records, live material, residues, the survey
 //     and the person's context edits (evict, rewind, clear, fork)
 //   - approvals.js: a tool call waiting for the person's approval, with Allow and Deny
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //
-// The browser tests (browser_test.go) drive Debian's chromium against a real host and the provider
-// simulator; they skip when /usr/bin/chromium is absent.
+// The browser tests (browser_test.go) drive chromium against a real host and the provider
+// simulator; they skip when no chromium is found ($REIN_CHROMIUM, Debian's, or macOS's Chromium or
+// Google Chrome).
 package web
 
 import (

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/reinhq/rein/internal/procs"
 )
 
 // supervisor is the bash script every command runs under. It is rein's direct child and leads
@@ -34,18 +36,21 @@ import (
 // group once the command ended, so that a call's background jobs end with it. It reaps the
 // supervisor only after that last SIGKILL, so the group id cannot have been reused by then. The
 // supervisor's parent-death signal, SIGUSR1, trapped to kill the group, is a second line of
-// defence should the lifeline ever be held open by mistake.
+// defence should the lifeline ever be held open by mistake (on Linux: macOS has no such signal).
 //
 // The command's subshell appends its final working directory to the control file on exit, and
-// the waiter appends the command's exit status, each entry ending with a NUL. The control file is
-// a memfd the supervisor holds open as fd 5; the others reach it as /proc/<supervisor>/fd/5.
-// Nothing touches the filesystem, so nothing is left behind when rein is killed.
+// the waiter appends the command's exit status, each entry ending with a NUL. The control file
+// has no name on any filesystem by the time the supervisor starts, so nothing is left behind
+// when rein is killed. How the two reach it depends on the platform (see control): on Linux it
+// is a memfd the supervisor alone holds, as fd 5, which the others open as
+// /proc/<supervisor>/fd/5; on macOS an unlinked file the supervisor moves to fd 57, which the
+// others inherit and open as /dev/fd/57. The script's first line says which (control.reach).
 //
 // File descriptors: 3 is the output pipe (the command's stdout and stderr; neither the supervisor
 // nor the waiter keeps it, so end of file means every process of the command closed it), 4 the
 // lifeline, 5 the control file and 6 the end pipe.
-const supervisor = `
-__rein_ctl=/proc/$$/fd/5 __rein_dir=$1 __rein_cmd=$2
+const supervisorBody = `
+__rein_dir=$1 __rein_cmd=$2
 trap '' HUP INT QUIT TERM USR2 PIPE ALRM TSTP TTIN TTOU XCPU XFSZ VTALRM PROF
 trap 'kill -KILL 0' USR1
 (
@@ -68,7 +73,11 @@ read -r -u 4 __rein_x
 kill -KILL 0
 `
 
-// maxArg is the kernel's limit on one argument string (MAX_ARG_STRLEN), less some room.
+// supervisor is the script for a control file reached as c says.
+func supervisor(c control) string { return c.reach + "\n" + supervisorBody }
+
+// maxArg is Linux's limit on one argument string (MAX_ARG_STRLEN), less some room. macOS has no
+// limit of its own on one argument, only ARG_MAX (1 MiB) on them all with the environment.
 const maxArg = 128<<10 - 64
 
 // proc is one running command: its supervisor, process group, output and control file.
@@ -80,7 +89,7 @@ const maxArg = 128<<10 - 64
 type proc struct {
 	pgid     int
 	grace    time.Duration
-	ctl      *os.File // the control file (a memfd)
+	ctl      *os.File // the control file
 	out      *capture
 	r        *os.File // the output pipe's read end
 	lifeline *os.File // the write end of the supervisor's lifeline
@@ -105,13 +114,14 @@ type proc struct {
 	rep     report
 }
 
-// start runs command in dir under a fresh supervisor.
-func start(bash, dir string, env []string, grace time.Duration, command string, out *capture) (*proc, error) {
-	fd, err := unix.MemfdCreate("rein-bash-control", unix.MFD_CLOEXEC)
+// start runs command in dir under a fresh supervisor, with a control file made and reached as c
+// says.
+func start(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control) (*proc, error) {
+	ctl, err := c.create()
 	if err != nil {
 		return nil, fmt.Errorf("create the control file: %w", err)
 	}
-	p := &proc{grace: grace, ctl: os.NewFile(uintptr(fd), "rein-bash-control"), out: out,
+	p := &proc{grace: grace, ctl: ctl, out: out,
 		ended: make(chan struct{}), dead: make(chan struct{}), stopping: make(chan struct{}),
 		killed: make(chan struct{}), exited: make(chan struct{}), drained: make(chan struct{}), done: make(chan struct{})}
 	// Every pipe is created close-on-exec, so no other process rein starts holds an end of it:
@@ -128,18 +138,19 @@ func start(bash, dir string, env []string, grace time.Duration, command string, 
 		p.closeAll(w, lifeR, endW)
 		return nil, fmt.Errorf("create pipes: %w", err)
 	}
-	cmd := exec.Command(bash, "-c", supervisor, "rein-bash", dir, command)
+	cmd := exec.Command(bash, "-c", supervisor(c), "rein-bash", dir, command)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.ExtraFiles = []*os.File{w, lifeR, p.ctl, endW}
 	// A new session, not only a new process group: the command has no controlling terminal, so
 	// a program that would prompt on /dev/tty (sudo, ssh) fails at once instead of stopping the
-	// group or writing over the person's terminal.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGUSR1}
+	// group or writing over the person's terminal. On Linux, a parent-death signal too.
+	cmd.SysProcAttr = sysProcAttr()
 
 	// Linux sends the parent-death signal when the thread that forked the child exits, not the
 	// process; Go may retire a thread. So the fork and the waits happen on one locked thread that
-	// outlives the supervisor.
+	// outlives the supervisor. (macOS has no such signal; there the lock is harmless, the thread
+	// blocking in AwaitExit either way.)
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
@@ -149,7 +160,7 @@ func start(bash, dir string, env []string, grace time.Duration, command string, 
 			return
 		}
 		started <- nil
-		awaitExit(cmd.Process.Pid)
+		procs.AwaitExit(cmd.Process.Pid)
 		close(p.dead)
 		<-p.killed
 		p.waitErr = cmd.Wait()
@@ -171,13 +182,6 @@ func start(bash, dir string, env []string, grace time.Duration, command string, 
 	}()
 	go p.watch()
 	return p, nil
-}
-
-// awaitExit returns once the child pid has exited, leaving it unreaped.
-func awaitExit(pid int) {
-	var info unix.Siginfo
-	for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
-	}
 }
 
 func (p *proc) closeAll(extra ...*os.File) {
@@ -320,7 +324,7 @@ func (p *proc) catchUp() {
 	rc.Control(func(fd uintptr) {
 		p.outMu.Lock()
 		defer p.outMu.Unlock()
-		n, err := unix.IoctlGetInt(int(fd), unix.TIOCINQ) // FIONREAD: the bytes the pipe holds
+		n, err := unix.IoctlGetInt(int(fd), fionread) // the bytes the pipe holds
 		if err != nil || n <= 0 {
 			return
 		}
@@ -346,7 +350,7 @@ func (p *proc) settle(max time.Duration) {
 	select {
 	case <-p.killed: // the group id may no longer be ours to look up
 	default:
-		awaitGone(reacting(p.pgid, syscall.SIGTERM), max)
+		procs.AwaitGone(reacting(p.pgid, syscall.SIGTERM), max)
 	}
 	p.catchUp()
 }

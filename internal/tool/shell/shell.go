@@ -12,6 +12,12 @@
 // neither signalled nor waited for. See the supervisor script for the details. The command has no
 // controlling terminal and its stdin is /dev/null.
 //
+// It runs on Linux and macOS, with the same guarantees. What differs is in sys_linux.go and
+// sys_darwin.go (how the control file is made and reached, the parent-death signal Linux adds
+// behind the lifeline) and in package procs (how a process group is read and an exit awaited);
+// the rest, the supervisor script included, is one code for both. The script runs under bash 3.2,
+// macOS's /bin/bash, as well as under bash 5.
+//
 // The environment is inherited minus well-known secret variables, so that an API key rein holds is
 // not handed to every command the model writes.
 package shell
@@ -61,6 +67,7 @@ type Tool struct {
 	bash string
 	env  []string
 	opts Options
+	ctl  control // how a call's control file is made and reached: the platform's default
 
 	mu  sync.Mutex
 	dir string
@@ -100,7 +107,7 @@ func New(root string, opts Options) (*Tool, error) {
 	if opts.TailBytes <= 0 {
 		opts.TailBytes = 16 << 10
 	}
-	return &Tool{root: abs, bash: bash, env: withoutSecrets(opts.Env), opts: opts, dir: abs}, nil
+	return &Tool{root: abs, bash: bash, env: withoutSecrets(opts.Env), opts: opts, ctl: defaultControl, dir: abs}, nil
 }
 
 func withoutSecrets(env []string) []string {
@@ -175,7 +182,7 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	dir, note := t.startDir()
 	out := newCapture(t.opts.HeadBytes, t.opts.TailBytes)
-	p, err := start(t.bash, dir, t.env, t.opts.Grace, a.Command, out)
+	p, err := start(t.bash, dir, t.env, t.opts.Grace, a.Command, out, t.ctl)
 	if err != nil {
 		return tool.Failure("could not run the command: %v", err)
 	}

@@ -14,10 +14,17 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/reinhq/rein/internal/procs"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/tool"
 	"github.com/reinhq/rein/internal/tool/tooltest"
 )
+
+// testControl is the control file the tests' tools use: the platform's default, or heldControl
+// while TestHeldControl runs the suites again (and in the helper processes it starts).
+var testControl = defaultControl
 
 func newTool(t testing.TB, opts Options) (*Tool, string) {
 	t.Helper()
@@ -26,7 +33,13 @@ func newTool(t testing.TB, opts Options) (*Tool, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	sh.ctl = testControl
 	return sh, dir
+}
+
+// helperEnv is the environment of a helper process running TestHelperRunsBash in dir.
+func helperEnv(dir string, extra ...string) []string {
+	return append(append(os.Environ(), "REIN_SHELL_HELPER="+dir, "REIN_SHELL_CONTROL="+testControl.name), extra...)
 }
 
 func bashCall(command string, timeoutMS int) tool.Call {
@@ -62,30 +75,21 @@ func eventually(within time.Duration, cond func() bool) bool {
 }
 
 // alive reports whether pid is a live process (a zombie is dead).
-func alive(pid int) bool {
-	st, err := readStat(pid)
-	return err == nil && st.state != 'Z' && st.state != 'X'
-}
+func alive(pid int) bool { return procs.Alive(pid) }
 
 // members lists the live processes of group pgid, the leader included.
 func members(pgid int) []int {
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := readStat(pid); err == nil && st.pgrp == pgid && st.state != 'Z' && st.state != 'X' {
-			pids = append(pids, pid)
-		}
+	live, _ := procs.Live(pgid)
+	pids := make([]int, len(live))
+	for i, p := range live {
+		pids[i] = p.PID
 	}
 	return pids
 }
 
 func comm(pid int) string {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-	return strings.TrimSpace(string(b))
+	p, _ := procs.Read(pid)
+	return p.Comm
 }
 
 // countComm counts the processes of pids named name.
@@ -312,7 +316,7 @@ func TestNoProcessOutlivesRein(t *testing.T) {
 	}
 	dir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsBash$", "-test.v")
-	helper.Env = append(os.Environ(), "REIN_SHELL_HELPER="+dir)
+	helper.Env = helperEnv(dir)
 	out := &strings.Builder{}
 	helper.Stdout, helper.Stderr = out, out
 	if err := helper.Start(); err != nil {
@@ -328,7 +332,7 @@ func TestNoProcessOutlivesRein(t *testing.T) {
 	}) {
 		t.Fatalf("the sleeps never started: group %d has %v; helper said %s", pgid, pids, out)
 	}
-	if st, _ := readStat(pgid); st.ppid != helper.Process.Pid {
+	if st, _ := procs.Read(pgid); st.PPID != helper.Process.Pid {
 		t.Fatalf("the group leader %d is not the helper's child", pgid)
 	}
 	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
@@ -363,6 +367,9 @@ func TestHelperRunsBash(t *testing.T) {
 	sh, err := New(dir, Options{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if os.Getenv("REIN_SHELL_CONTROL") == heldControl.name {
+		sh.ctl = heldControl
 	}
 	command := "echo $$ > pgid; sleep 1000 & sleep 1000"
 	if c := os.Getenv("REIN_SHELL_HELPER_CMD"); c != "" {
@@ -403,12 +410,26 @@ func BenchmarkTrue(b *testing.B) {
 	}
 }
 
+// TestOwnSessionWithoutTerminal: the supervisor ($$) leads the process group and the session of
+// every process the command starts, and the command has no controlling terminal.
 func TestOwnSessionWithoutTerminal(t *testing.T) {
-	sh, _ := newTool(t, Options{})
-	// $$ is the supervisor; fields 4 and 5 of stat are the process group and the session.
-	r := run(t, sh, `read -r -a f < /proc/$BASHPID/stat; echo "${f[4]} ${f[5]}" | grep -qx "$$ $$" && echo leader; `+
-		`if : </dev/tty; then echo terminal; else echo no terminal; fi 2>/dev/null`)
-	if r.Content != "leader\nno terminal\n" {
+	sh, root := newTool(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tool.Result, 1)
+	go func() {
+		done <- sh.Run(ctx, bashCall(`if : </dev/tty; then echo terminal; else echo no terminal; fi 2>/dev/null; `+
+			`echo $$ > sup; sleep 1000 & echo $! > sleep.pid; wait`, 0))
+	}()
+	sup, sleep := readPID(t, filepath.Join(root, "sup")), readPID(t, filepath.Join(root, "sleep.pid"))
+	for _, pid := range []int{sup, sleep} {
+		pgid, err1 := unix.Getpgid(pid)
+		sid, err2 := unix.Getsid(pid)
+		if pgid != sup || sid != sup {
+			t.Errorf("process %d has group %d and session %d (%v, %v); want the supervisor's, %d", pid, pgid, sid, err1, err2, sup)
+		}
+	}
+	cancel()
+	if r := <-done; !strings.HasPrefix(r.Content, "no terminal\n") {
 		t.Errorf("got %q", r.Content)
 	}
 }

@@ -64,8 +64,7 @@ func TestStopThenReinKilled(t *testing.T) {
 func stopThenKill(t *testing.T, gap time.Duration, viaRun bool) string {
 	dir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsBash$", "-test.v")
-	helper.Env = append(os.Environ(), "REIN_SHELL_HELPER="+dir,
-		"REIN_SHELL_HELPER_CMD=echo $$ > pgid; trap '' TERM; sleep 1000 & echo $! > sleep.pid; wait")
+	helper.Env = helperEnv(dir, "REIN_SHELL_HELPER_CMD=echo $$ > pgid; trap '' TERM; sleep 1000 & echo $! > sleep.pid; wait")
 	out := &strings.Builder{}
 	helper.Stdout, helper.Stderr = out, out
 	if err := helper.Start(); err != nil {
@@ -169,7 +168,7 @@ func TestStopKeepsTheGoodbye(t *testing.T) {
 		dir := t.TempDir()
 		out := newCapture(1<<10, 1<<10)
 		p, err := start("bash", dir, os.Environ(), time.Second,
-			"(trap '' TERM; exec sleep 1000) & trap 'echo goodbye; exit 1' TERM; sleep 1000 & wait", out)
+			"(trap '' TERM; exec sleep 1000) & trap 'echo goodbye; exit 1' TERM; sleep 1000 & wait", out, testControl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -223,9 +222,14 @@ func TestStopDuringTimeoutGrace(t *testing.T) {
 	sh, root := newTool(t, Options{Grace: 10 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan tool.Result, 1)
-	go func() { done <- sh.Run(ctx, bashCall("echo $$ > pgid; trap '' TERM; sleep 1000", 50)) }()
+	// The command notes the SIGTERM of its timeout and goes on: it is in its grace period.
+	go func() {
+		done <- sh.Run(ctx, bashCall("echo $$ > pgid; trap 'echo > termed' TERM; while :; do sleep 0.05; done", 50))
+	}()
 	pgid := readPID(t, filepath.Join(root, "pgid"))
-	time.Sleep(200 * time.Millisecond) // well into the grace period
+	if !eventually(5*time.Second, func() bool { _, err := os.Stat(filepath.Join(root, "termed")); return err == nil }) {
+		t.Fatal("the timeout's SIGTERM never reached the command")
+	}
 	stopped := time.Now()
 	cancel()
 	var r tool.Result

@@ -1,5 +1,5 @@
-// working.js is the one working rule (DESIGN §12.4), the same as host.Working in
-// internal/host/view.go: an exchange in flight, or a submission accepted or delivered and not yet
+// working.js is the one working rule (DESIGN §12.4), the same as api.Working in
+// internal/api/state.go: an exchange in flight, or a submission accepted or delivered and not yet
 // terminal. The chat computes it from its own copy of the conversation state, which every record
 // event carries, so the button and the sidebar cannot disagree for longer than one event.
 export function working(state) {

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"os"
@@ -6,7 +6,9 @@ import (
 	"strings"
 )
 
-// basePrompt is the system prompt every session starts under, before project instructions.
+// basePrompt is the system prompt every session starts under, before project instructions. It
+// describes the tools a session has — the shell (tool/shell), the file tools (tool/fs) and the
+// doors (doors.go) — so it lives beside the doors; TestSystemPromptNamesTheTools keeps it honest.
 const basePrompt = `You are an agent working in the workspace %CWD% through rein, an agent harness. You act with tools: run shell commands with bash, and read, write, edit and search files with read_file, write_file, edit_file, glob and grep. Paths are relative to the workspace. Work until the task is done, then reply with a short summary and no tool call; a reply with no tool call ends your turn.
 
 Your context is made of turns, each with an id. Every tool result ends with a line "TURN: <id>", the id of the turn it closes, so you can name your own past turns.
@@ -15,8 +17,10 @@ You manage your own context. The context tool's {"op":"survey"} lists what your 
 
 If you are told a tool call was interrupted or not executed, the session was stopped: any effects it had stand, and the next message from the person says what they want.`
 
-// systemPrompt is the base prompt plus the workspace's AGENTS.md and CLAUDE.md, if present.
-func systemPrompt(ws string) string {
+// SystemPrompt is the system prompt of a session working in the workspace ws: the base prompt,
+// then the workspace's project instructions from AGENTS.md and CLAUDE.md, each if present and not
+// blank (DESIGN §13).
+func SystemPrompt(ws string) string {
 	var b strings.Builder
 	b.WriteString(strings.ReplaceAll(basePrompt, "%CWD%", ws))
 	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/tool"
+	fstool "github.com/reinhq/rein/internal/tool/fs"
+	"github.com/reinhq/rein/internal/tool/shell"
+	"github.com/spf13/pflag"
+)
+
+// This file is where rein's agents are wired, for rein run and for a host's conversations alike:
+// the tools (buildRunner), the doors, the child agents and the configuration that joins them to a
+// session and a provider (wire.go resolves the provider).
+
+// agentConfig is the configuration of the agent of sess working in ws, as the flags f and the
+// provider wired say, with runner's tools and the doors: the context and transcript doors, and the
+// agents door unless the child limits turn it off. What a caller sets beyond this (a resume's
+// recorded settings, awaiting children) it sets on the Config.
+func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, runner *tool.Runner) agent.Config {
+	cfg := agent.Config{
+		Session: sess, Client: wired.client, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
+		Thinking: wired.thinking, Effort: wired.effort, System: agent.SystemPrompt(ws), Runner: runner,
+		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window,
+	}
+	if lim, ok := f.children.limits(); ok {
+		// A child is a session beside its parent's, on the same provider, with tools of its own.
+		spawn := agent.Beside(session.Options{Redact: redactText}, record.SessionStarted{
+			Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
+		}, func() (*tool.Runner, error) { return buildRunner(ws, f.permission, f.allow, f.deny) })
+		cfg.Doors = append(cfg.Doors, &agent.Children{Spawn: spawn, Limits: lim})
+	}
+	return cfg
+}
+
+// buildRunner wires the workspace tools and the permission policy. A rule naming no tool of the
+// session (bash, the file tools, the doors) is refused, saying which was meant.
+func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
+	pol, err := policyFrom(mode, allow, deny)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := shell.New(ws, shell.Options{})
+	if err != nil {
+		return nil, err
+	}
+	// The file tools (read_file, write_file, edit_file, glob, grep) are confined to the workspace
+	// with os.Root.
+	files, err := fstool.Open(ws)
+	if err != nil {
+		return nil, err
+	}
+	reg, err := tool.NewRegistry(append([]tool.Tool{sh}, files.Tools()...)...)
+	if err != nil {
+		return nil, err
+	}
+	if err := pol.Check(append(reg.Names(), doorNames()...)); err != nil {
+		return nil, err
+	}
+	return &tool.Runner{Tools: reg, Policy: pol}, nil
+}
+
+// doorNames are the names of the doors a session may have (context, transcript, agents), for
+// judging the names rules give.
+func doorNames() []string {
+	var names []string
+	for _, d := range append(agent.Doors(), &agent.Children{}) {
+		names = append(names, d.Spec().Name)
+	}
+	return names
+}
+
+// hostAgent builds each conversation's agent for a host (rein serve, rein chat): its own tools
+// (its own shell and working directory), the conversation's model, and the host's approver, which
+// puts the calls the policy asks about (--permission-mode ask) to the person.
+func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
+	return func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
+		if s.Provider != "" && s.Provider != wired.name {
+			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
+		}
+		runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+		if err != nil {
+			return nil, err
+		}
+		runner.Approver = s.Approver
+		cfg := agentConfig(sess, ws, wired, f, runner)
+		if s.Model != "" {
+			cfg.Model = s.Model
+		}
+		return agent.New(cfg), nil
+	}
+}
+
+// childFlags bound the child agents a session may start through the agents tool (their ranges
+// are judged with the other numeric flags: numberRanges).
+type childFlags struct {
+	running int // --max-children: at once, over the session's whole tree
+	total   int // --max-children-total: in all, per session
+}
+
+func (f *childFlags) register(fs *pflag.FlagSet) {
+	fs.IntVar(&f.running, "max-children", agent.DefaultRunning, "the most child agents (the agents tool) running at once, their own children included; 0 turns the agents tool off")
+	fs.IntVar(&f.total, "max-children-total", agent.DefaultTotal, "the most child agents one session may start; 0 turns the agents tool off")
+}
+
+// limits are the flags as the agents door takes them; ok is false when either turns it off.
+func (f childFlags) limits() (agent.Limits, bool) {
+	return agent.Limits{Running: f.running, Total: f.total}, f.running > 0 && f.total > 0
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"io/fs"
+	"log"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/redact"
+	"github.com/reinhq/rein/internal/session"
+)
+
+// hostSpec is what rein serve and rein chat start a host with, beyond the flags they share with
+// rein run: where it listens, its token, the caps on its clients and conversations, the web chat it
+// serves (nil: none), and where what it cannot answer to a caller is logged.
+type hostSpec struct {
+	addr  string
+	token func() (string, error)
+	lim   host.Limits // connections and their deadlines (host.Server.HTTPServer)
+	caps  host.Config // of which MaxConversations, MaxOpen, CreateRate and CreateBurst
+	web   fs.FS
+	// log opens where what the host cannot answer to a caller goes (a record skipped, a
+	// handler's panic), once the host is about to open, and what closes it.
+	log  func() (io.Writer, func())
+	name string // "rein serve", "rein chat": how its log lines begin
+}
+
+// hosted is a host serving its API over HTTP: rein serve's, or rein chat's in-process one.
+type hosted struct {
+	host  *host.Host
+	srv   *http.Server
+	gate  *host.Gate
+	addr  string // where it listens
+	token string
+	wired *wiring
+	// closeLog closes the log, after the host.
+	closeLog func()
+}
+
+// startHost resolves the provider, opens the host over the conversations of the workspace ws (in
+// the state root root) and makes its HTTP server on a listener at spec.addr, within spec.lim. The
+// token becomes a secret: whatever prints it from here on is redacted, and so is every answer the
+// host writes. The caller serves it (run, or go srv.Serve(gate)) and closes it.
+func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*hosted, error) {
+	wired, err := f.resolve(stderr)
+	if err != nil {
+		return nil, err
+	}
+	x := &hosted{wired: wired, closeLog: func() {}}
+	fail := func(err error) (*hosted, error) {
+		if x.host != nil {
+			x.host.Close()
+		}
+		x.closeLog()
+		wired.close()
+		return nil, err
+	}
+	// The tools are built for each conversation; a rule naming no tool is refused before anything
+	// is opened.
+	if _, err := buildRunner(ws, f.permission, f.allow, f.deny); err != nil {
+		return fail(exitf(exitUsage, "%v", err))
+	}
+	if x.token, err = spec.token(); err != nil {
+		return fail(exitf(exitFailed, "cannot create the token: %v", err))
+	}
+	cfg := spec.caps
+	cfg.Root, cfg.Cwd, cfg.Version = root, ws, version
+	cfg.Provider, cfg.Model, cfg.Window = wired.name, wired.model, wired.window
+	cfg.Session = session.Options{Redact: redactText}
+	cfg.NewAgentFor = hostAgent(ws, wired, f)
+	var logw io.Writer
+	logw, x.closeLog = spec.log()
+	cfg.Log = logw
+	if x.host, err = host.Open(cfg); err != nil {
+		return fail(exitf(exitFailed, "cannot open the host: %v", err))
+	}
+	ln, err := net.Listen("tcp", spec.addr)
+	if err != nil {
+		return fail(exitf(exitUsage, "cannot listen on %s: %v", spec.addr, err))
+	}
+	x.addr = ln.Addr().String()
+	x.srv, x.gate = host.NewServer(x.host, x.token, x.addr, spec.web).HTTPServer(ln, spec.lim)
+	x.srv.Handler = redact.Handler(x.srv.Handler, &secrets)
+	x.srv.ErrorLog = log.New(logw, spec.name+": ", log.LstdFlags)
+	secrets.Add("REIN_TOKEN", x.token)
+	return x, nil
+}
+
+// run serves until ctx is done, then lets the requests under way finish for up to grace and
+// closes the host (every exchange quiesces, every record is left settled). A server that fails
+// closes the host too.
+func (x *hosted) run(ctx context.Context, grace time.Duration) error {
+	errc := make(chan error, 1)
+	go func() { errc <- x.srv.Serve(x.gate) }()
+	select {
+	case err := <-errc:
+		x.host.Close()
+		x.closeLog()
+		x.wired.close()
+		return exitf(exitFailed, "serve: %v", err)
+	case <-ctx.Done():
+	}
+	shut, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	_ = x.srv.Shutdown(shut)
+	err := x.host.Close()
+	x.closeLog()
+	x.wired.close()
+	return err
+}
+
+// close stops the server at once, which ends the event streams, then closes the host and the
+// provider.
+func (x *hosted) close() error {
+	err := x.srv.Close()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	err = errors.Join(err, x.host.Close())
+	x.closeLog()
+	x.wired.close()
+	return err
+}

@@ -1,0 +1,65 @@
+package agent_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/tool"
+	fstool "github.com/reinhq/rein/internal/tool/fs"
+	"github.com/reinhq/rein/internal/tool/shell"
+)
+
+// The system prompt describes the tools a session has: the name of every tool of the shell, the
+// file tools and the doors appears in it. A workspace's AGENTS.md and CLAUDE.md follow it, in that
+// order; a blank one is left out.
+func TestSystemPromptNamesTheTools(t *testing.T) {
+	ws := t.TempDir()
+	sh, err := shell.New(ws, shell.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := fstool.Open(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools := append([]tool.Tool{sh}, files.Tools()...)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Spec().Name)
+	}
+	for _, d := range agent.Doors() {
+		names = append(names, d.Spec().Name)
+	}
+	p := agent.SystemPrompt(ws)
+	for _, name := range names {
+		if !strings.Contains(p, name) {
+			t.Errorf("the system prompt does not describe the tool %s", name)
+		}
+	}
+	if !strings.Contains(p, "the workspace "+ws+" ") || strings.Contains(p, "Project instructions") {
+		t.Errorf("the prompt of a workspace with no instructions:\n%s", p)
+	}
+
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("AGENTS.md", "  run make test before you finish \n")
+	write("CLAUDE.md", "\n\t\n")
+	p = agent.SystemPrompt(ws)
+	if !strings.HasSuffix(p, "\n\nProject instructions from AGENTS.md:\n\nrun make test before you finish") {
+		t.Errorf("AGENTS.md is not the prompt's end, trimmed:\n%s", p)
+	}
+	if strings.Contains(p, "CLAUDE.md") {
+		t.Errorf("a blank CLAUDE.md reached the prompt")
+	}
+	write("CLAUDE.md", "prefer small commits")
+	p = agent.SystemPrompt(ws)
+	if a, c := strings.Index(p, "from AGENTS.md"), strings.Index(p, "from CLAUDE.md"); a < 0 || c < a {
+		t.Errorf("AGENTS.md should come before CLAUDE.md:\n%s", p)
+	}
+}

@@ -1,0 +1,7 @@
+package checkpoint
+
+import "syscall"
+
+func statTimes(st *syscall.Stat_t) (mtime, ctime syscall.Timespec) {
+	return st.Mtimespec, st.Ctimespec
+}

@@ -1,0 +1,118 @@
+package procs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Read returns what /proc/<pid>/stat says of pid. When there is no such process the error
+// satisfies errors.Is(err, fs.ErrNotExist).
+func Read(pid int) (Proc, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Proc{}, err
+	}
+	// The name is in parentheses and may hold anything, so it ends at the last ')'. The fields
+	// after it are numbered from 3 (state); sigignore is field 33.
+	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return Proc{}, fmt.Errorf("read process %d: malformed /proc stat", pid)
+	}
+	f := strings.Fields(string(b[end+1:]))
+	if len(f) < 31 {
+		return Proc{}, fmt.Errorf("read process %d: malformed /proc stat", pid)
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	pgrp, _ := strconv.Atoi(f[2])
+	ignored, _ := strconv.ParseUint(f[30], 10, 64)
+	return Proc{PID: pid, PPID: ppid, PGID: pgrp, Zombie: f[0] == "Z" || f[0] == "X",
+		Ignored: ignored, Comm: string(b[open+1 : end])}, nil
+}
+
+// Group lists the processes of group pgid, its leader and zombies included, by reading /proc.
+func Group(pgid int) ([]Proc, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	var ps []Proc
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		// getpgid is one cheap system call; reading a process's stat costs more, the more threads
+		// it has, so only the group's members are read.
+		if g, err := unix.Getpgid(pid); err != nil || g != pgid {
+			continue
+		}
+		if p, err := Read(pid); err == nil && p.PGID == pgid {
+			ps = append(ps, p)
+		}
+	}
+	return ps, nil
+}
+
+// AwaitGone returns once every process of pids has exited, or after within. It waits on pidfds,
+// which become readable when their process exits; without them (Linux before 5.3) it polls.
+func AwaitGone(pids []int, within time.Duration) {
+	deadline := time.Now().Add(within)
+	var fds []unix.PollFd
+	defer func() {
+		for _, f := range fds {
+			unix.Close(int(f.Fd))
+		}
+	}()
+	for _, pid := range pids {
+		fd, err := unix.PidfdOpen(pid, 0)
+		switch {
+		case err == nil:
+			fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+		case errors.Is(err, unix.ESRCH): // gone already
+		default:
+			pollGone(pids, deadline)
+			return
+		}
+	}
+	for len(fds) > 0 {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		n, err := unix.Poll(fds, int((left+time.Millisecond-1)/time.Millisecond))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n == 0 {
+			return
+		}
+		live := fds[:0]
+		for _, f := range fds {
+			if f.Revents != 0 {
+				unix.Close(int(f.Fd))
+			} else {
+				live = append(live, f)
+			}
+		}
+		fds = live
+	}
+}
+
+// AwaitExit returns once pid, a child of this process, has exited, leaving it to be reaped.
+func AwaitExit(pid int) {
+	var info unix.Siginfo
+	for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	}
+}
