@@ -6,6 +6,7 @@ import (
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/record"
+	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
 	fstool "github.com/reinhq/rein/internal/tool/fs"
@@ -24,27 +25,33 @@ import (
 func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, runner *tool.Runner) agent.Config {
 	cfg := agent.Config{
 		Session: sess, Client: wired.client, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
-		Thinking: wired.thinking, Effort: wired.effort, System: agent.SystemPrompt(ws), Runner: runner,
-		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window,
+		Thinking: wired.thinking, Effort: wired.effort, System: agent.SystemPrompt(ws) + sandboxNote(f.sandbox.chosen), Runner: runner,
+		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window, Sandbox: f.sandbox.chosen.String(),
 	}
 	if lim, ok := f.children.limits(); ok {
 		// A child is a session beside its parent's, on the same provider, with tools of its own.
 		spawn := agent.Beside(session.Options{Redact: redactText}, record.SessionStarted{
 			Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
-		}, func() (*tool.Runner, error) { return buildRunner(ws, f.permission, f.allow, f.deny) })
+			Sandbox: f.sandbox.chosen.String(),
+		}, func() (*tool.Runner, error) { return buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen) })
 		cfg.Doors = append(cfg.Doors, &agent.Children{Spawn: spawn, Limits: lim})
 	}
 	return cfg
 }
 
-// buildRunner wires the workspace tools and the permission policy. A rule naming no tool of the
-// session (bash, the file tools, the doors) is refused, saying which was meant.
-func buildRunner(ws, mode string, allow, deny []string) (*tool.Runner, error) {
+// buildRunner wires the workspace tools, the permission policy and the OS sandbox of the bash
+// tool (its temporary directory lives until closeSandboxes). A rule naming no tool of the session
+// (bash, the file tools, the doors) is refused, saying which was meant.
+func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy) (*tool.Runner, error) {
 	pol, err := policyFrom(mode, allow, deny)
 	if err != nil {
 		return nil, err
 	}
-	sh, err := shell.New(ws, shell.Options{})
+	sb, err := openSandbox(box, ws)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := shell.New(ws, shell.Options{Sandbox: sb})
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +89,7 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 		if s.Provider != "" && s.Provider != wired.name {
 			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
 		}
-		runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+		runner, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen)
 		if err != nil {
 			return nil, err
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/procs"
 	"github.com/reinhq/rein/internal/record"
+	osbox "github.com/reinhq/rein/internal/sandbox"
 )
 
 var (
@@ -33,6 +34,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	osbox.Main() // the sandbox's probe runs this binary as its helper, as it runs rein
 	if path := os.Getenv(writerEnv); path != "" {
 		os.Exit(lockWriter(path)) // this binary is a child of TestWriterRaceStress
 	}

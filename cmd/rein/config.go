@@ -34,6 +34,11 @@ type config struct {
 	// The child agent limits; 0 is a value of its own (the agents tool off), so unset is nil.
 	MaxChildren      *int `toml:"max_children"`
 	MaxChildrenTotal *int `toml:"max_children_total"`
+	// The OS sandbox of commands (--sandbox, --allow-network, --sandbox-write, --protect-git).
+	Sandbox      string   `toml:"sandbox"`
+	AllowNetwork bool     `toml:"allow_network"`
+	SandboxWrite []string `toml:"sandbox_write"`
+	ProtectGit   bool     `toml:"protect_git"`
 }
 
 func configPath(getenv func(string) string) string {
@@ -72,7 +77,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 					keys = append(keys, k.String())
 				}
 				sort.Strings(keys)
-				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total)", path, strings.Join(keys, ", "))
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git)", path, strings.Join(keys, ", "))
 			}
 			if c.Thinking != 0 && c.Thinking < agent.MinThinking {
 				return c, fmt.Errorf("the config file %s sets thinking = %d: a budget is at least %d tokens (or 0 for off)", path, c.Thinking, agent.MinThinking)
@@ -116,6 +121,12 @@ func (f *runFlags) configure(cmd *cobra.Command) error {
 		}
 		return strconv.FormatInt(n, 10)
 	}
+	yes := func(b bool) string {
+		if b {
+			return "true"
+		}
+		return ""
+	}
 	opt := func(n *int) string {
 		if n == nil {
 			return ""
@@ -126,6 +137,7 @@ func (f *runFlags) configure(cmd *cobra.Command) error {
 		"permission-mode": c.PermissionMode, "context-window": num(c.ContextWindow),
 		"max-turns": num(int64(c.MaxTurns)), "max-tokens": num(int64(c.MaxTokens)),
 		"max-children": opt(c.MaxChildren), "max-children-total": opt(c.MaxChildrenTotal),
+		"sandbox": c.Sandbox, "allow-network": yes(c.AllowNetwork), "protect-git": yes(c.ProtectGit),
 	} {
 		if err := set(name, value); err != nil {
 			return err
@@ -136,6 +148,11 @@ func (f *runFlags) configure(cmd *cobra.Command) error {
 	// for one run never lifts a refusal the file makes.
 	for _, r := range c.Allow {
 		if err := set("allow", r); err != nil {
+			return err
+		}
+	}
+	for _, d := range c.SandboxWrite {
+		if err := set("sandbox-write", d); err != nil {
 			return err
 		}
 	}

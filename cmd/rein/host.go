@@ -12,6 +12,7 @@ import (
 
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/redact"
+	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
 )
 
@@ -60,9 +61,12 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 		wired.close()
 		return nil, err
 	}
-	// The tools are built for each conversation; a rule naming no tool is refused before anything
-	// is opened.
-	if _, err := buildRunner(ws, f.permission, f.allow, f.deny); err != nil {
+	// The tools are built for each conversation; a rule naming no tool, or a bad sandbox, is
+	// refused before anything is opened.
+	if err := f.sandbox.resolve(stderr); err != nil {
+		return fail(err)
+	}
+	if _, err := buildRunner(ws, f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off}); err != nil {
 		return fail(exitf(exitUsage, "%v", err))
 	}
 	if x.token, err = spec.token(); err != nil {
@@ -71,6 +75,7 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	cfg := spec.caps
 	cfg.Root, cfg.Cwd, cfg.Version = root, ws, version
 	cfg.Provider, cfg.Model, cfg.Window = wired.name, wired.model, wired.window
+	cfg.Sandbox = f.sandbox.chosen.String()
 	cfg.Session = session.Options{Redact: redactText}
 	cfg.NewAgentFor = hostAgent(ws, wired, f)
 	var logw io.Writer
@@ -111,6 +116,7 @@ func (x *hosted) run(ctx context.Context, grace time.Duration) error {
 	err := x.host.Close()
 	x.closeLog()
 	x.wired.close()
+	closeSandboxes()
 	return err
 }
 
@@ -124,5 +130,6 @@ func (x *hosted) close() error {
 	err = errors.Join(err, x.host.Close())
 	x.closeLog()
 	x.wired.close()
+	closeSandboxes()
 	return err
 }

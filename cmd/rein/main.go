@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 
+	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/spf13/cobra"
 )
 
@@ -43,6 +44,9 @@ func exitf(code int, format string, args ...any) error {
 }
 
 func main() {
+	// rein re-executes itself to confine a command (package sandbox): that process is the helper,
+	// and does nothing else.
+	osbox.Main()
 	// First, before a key is read or a tool runs: no process of the same user may read rein's
 	// environment or memory; then the keys leave the environment, and every byte printed is
 	// redacted.
@@ -124,6 +128,6 @@ With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --prov
 	root.SuggestionsMinimumDistance = 2
 	f.register(root)
 	root.AddCommand(newVersionCmd(), newRunCmd(), newResumeCmd(), newSessionsCmd(), newShowCmd(), newDoctorCmd(), newSimCmd(),
-		newForkCmd(), newRewindCmd(), newEvictCmd(), newClearCmd(), newServeCmd(), newChatCmd())
+		newForkCmd(), newRewindCmd(), newEvictCmd(), newClearCmd(), newServeCmd(), newChatCmd(), newSandboxCmd())
 	return root
 }

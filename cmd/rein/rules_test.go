@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/internal/record"
+	osbox "github.com/reinhq/rein/internal/sandbox"
 )
 
 // toolNames are the names a rule may use: every tool and door a session has.
@@ -17,14 +18,14 @@ var toolNames = []string{"bash", "read_file", "write_file", "edit_file", "glob",
 // the help lists them all.
 func TestRuleNames(t *testing.T) {
 	for _, name := range toolNames {
-		if _, err := buildRunner(t.TempDir(), "workspace", nil, []string{name}); err != nil {
+		if _, err := buildRunner(t.TempDir(), "workspace", nil, []string{name}, osbox.Policy{Mode: osbox.Off}); err != nil {
 			t.Errorf("--deny %s: %v", name, err)
 		}
 		if !strings.Contains(rulesHelp, name) {
 			t.Errorf("the rules help does not name %s", name)
 		}
 	}
-	_, err := buildRunner(t.TempDir(), "workspace", nil, []string{"nosuch"})
+	_, err := buildRunner(t.TempDir(), "workspace", nil, []string{"nosuch"}, osbox.Policy{Mode: osbox.Off})
 	if err == nil || !strings.Contains(err.Error(), "the tools are "+strings.Join(toolNames, ", ")) {
 		t.Errorf("--deny nosuch: %v, want the list %v", err, toolNames)
 	}
@@ -137,7 +138,7 @@ func TestDenyInRecord(t *testing.T) {
 		map[string]any{"text": "Done."},
 	)
 	res := sb.rein(t, append(append([]string{"run"}, simArgs(script)...),
-		"--deny", "bash(git push*)", "--deny", "transcript", "push it")...)
+		"--deny", "bash(git push*)", "--deny", "transcript", "--sandbox", "off", "push it")...) // the fake git logs outside the workspace
 	if res.code != 0 {
 		t.Fatalf("rein run:\n%s", res)
 	}

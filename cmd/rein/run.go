@@ -34,6 +34,7 @@ type runFlags struct {
 	deny       []string
 	maxTokens  int
 	children   childFlags
+	sandbox    sandboxFlags
 	prompt     string // -p
 	// changed says whether the person set a flag on the command line (not the config file).
 	changed func(name string) bool
@@ -53,6 +54,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.maxTokens, "max-tokens", 8192, "the output limit of each reply")
 	cmd.Flags().StringVarP(&f.prompt, "prompt", "p", "", `the prompt (as "rein -p" in other harnesses); or give it as arguments, or on standard input`)
 	f.children.register(cmd.Flags())
+	f.sandbox.register(cmd.Flags())
 }
 
 // resolve resolves the provider the flags name and checks the thinking budget against the
@@ -93,6 +95,8 @@ writing it, rein run --resume refuses, naming that process, and exits 4.
 
 Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
 4 the session is held by another process, 130 stopped, 141 standard output closed.
+
+` + sandboxHelp + `
 
 ` + rulesHelp,
 		Example: `  rein run --provider sim "list the files here"
@@ -287,11 +291,15 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	if err := allowHasEffect(*f); err != nil {
 		return nil, "", nil, err
 	}
+	if err := f.sandbox.resolve(stderr); err != nil {
+		return nil, "", nil, err
+	}
 	var sess *session.Session
 	fail := func(err error) (*agent.Agent, string, func(), error) {
 		if sess != nil {
 			sess.Close()
 		}
+		closeSandboxes()
 		return nil, "", nil, err
 	}
 	var was fold.Meta // the settings a resumed session was last run under
@@ -304,7 +312,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 			return fail(err)
 		}
 	}
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny)
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen)
 	if err != nil {
 		return fail(exitf(exitUsage, "%v", err))
 	}
@@ -314,9 +322,11 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	}
 	if sess != nil {
 		sayChanges(stderr, was, ws, wired, f.permission)
+		saySandboxChange(stderr, was.Sandbox, f.sandbox.chosen)
 	} else if sess, err = session.Start(session.ProjectDir(root, ws), session.Options{Redact: redactText}, record.SessionStarted{
 		Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
 		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
+		Sandbox: f.sandbox.chosen.String(),
 	}); err != nil {
 		wired.close()
 		return fail(exitf(exitFailed, "cannot create the session: %v", err))
@@ -327,7 +337,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	cfg.BaseURL, cfg.PermissionMode = recordedURL(wired.baseURL), f.permission
 	// rein run's exchange awaits the child agents its model starts (agent.Config.AwaitChildren).
 	cfg.AwaitChildren = true
-	return agent.New(cfg), ws, func() { sess.Close(); wired.close() }, nil
+	return agent.New(cfg), ws, func() { sess.Close(); wired.close(); closeSandboxes() }, nil
 }
 
 // reopen opens the session ref names ("newest": the workspace's newest) to continue it, saying so

@@ -41,7 +41,9 @@ func TestToolsCannotReadReinsProcess(t *testing.T) {
 		`if ls /proc/$PPID/fd >/dev/null 2>&1; then echo "READ fd"; else echo "DENIED fd"; fi; ` +
 		`grep -c API_KEY /proc/$PPID/environ; echo "bash runs as $(id -u)"`
 	script := writeScript(t, dir, map[string]any{"tool_calls": []map[string]any{bash(probe)}}, map[string]any{"text": "done"})
-	cmd := exec.Command(bin, "run", "--provider", "sim", "--sim-delay", "1ms", "--sim-script", script, "probe")
+	// Without the sandbox, whose PID namespace would hide rein's /proc anyway: this test is about
+	// rein being non-dumpable.
+	cmd := exec.Command(bin, "run", "--provider", "sim", "--sim-delay", "1ms", "--sim-script", script, "--sandbox", "off", "probe")
 	cmd.Dir = sb.ws
 	cmd.Env = childEnv("REIN_HOME="+sb.home, "HOME="+dir, "ANTHROPIC_API_KEY="+odd)
 	uid := os.Getuid()

@@ -138,7 +138,9 @@ func TestKeysNeverLeaveRein(t *testing.T) {
 				map[string]any{"status": 400, "message": "invalid x-api-key " + odd + " / " + real},
 			)
 			script := writeScript(t, filepath.Dir(sb.home), steps...)
-			args := []string{"run", "--provider", "sim", "--sim-delay", "1ms", "--sim-script", script}
+			// Without the sandbox, whose PID namespace would hide rein's /proc from the attacks:
+			// this test is about what rein does when a command can read it.
+			args := []string{"run", "--provider", "sim", "--sim-delay", "1ms", "--sim-script", script, "--sandbox", "off"}
 			if mode == "json" {
 				args = append(args, "--json")
 			}

@@ -18,8 +18,8 @@ ask mode, a call runs unasked only if allow rules cover all of it.
 
 Rules are a convenience that stops honest mistakes, not a security boundary: they
 match what a line says, not what a script, a program or a git alias will do, and a
-command built to evade them can. The boundary is the operating system's: run rein
-as a user who cannot do what must not be done (an OS sandbox is to come).`
+command built to evade them can. The boundary is the OS sandbox (--sandbox), and
+beyond it the user rein runs as.`
 
 // policyFrom judges a permission mode and its rules, and returns the policy they make.
 func policyFrom(mode string, allow, deny []string) (tool.Policy, error) {

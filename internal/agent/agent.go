@@ -58,6 +58,9 @@ type Config struct {
 	// at the reply and a later child's reply waits in the inbox for the owner to revive the agent
 	// (the host: OnArrival, BeginArrivals).
 	AwaitChildren bool
+	// Sandbox says the OS sandbox the tools' commands run under, recorded with the session's
+	// start and each resume ("" records nothing).
+	Sandbox string
 }
 
 // Door is a tool that reads or edits the session it runs in.
@@ -156,10 +159,10 @@ func (a *Agent) Settle(cwd, version string) error {
 	if st.Meta().Session == "" {
 		// The record is empty (a crash right after it was created): start it now.
 		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
+			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox})
 	}
 	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort})
+		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox})
 }
 
 // TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt

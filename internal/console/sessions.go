@@ -104,17 +104,21 @@ func Sessions(out io.Writer, entries []session.Entry, asJSON bool) error {
 }
 
 // Show prints a session's context as it would be sent (the system prompt, then each turn and
-// residue of the frontier) and its survey; asJSON, {record, phase, system, messages, survey}. torn
+// residue of the frontier) and its survey, after the sandbox its commands last ran under;
+// asJSON, {record, phase, sandbox, system, messages, survey}. torn
 // is the length of a torn tail the record has, live the process writing it now, if one is.
 func Show(out io.Writer, path string, st *fold.State, torn int64, live *fsys.Holder, asJSON bool) error {
 	if asJSON {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"record": path, "phase": st.Phase().String(), "system": st.System(), "messages": st.Context(), "survey": st.Survey()})
+		return enc.Encode(map[string]any{"record": path, "phase": st.Phase().String(), "sandbox": st.Meta().Sandbox, "system": st.System(), "messages": st.Context(), "survey": st.Survey()})
 	}
 	m := st.Meta()
 	fmt.Fprintf(out, "session %s  %s/%s  phase %s\n", m.Session, m.Provider, m.Model, st.Phase())
 	fmt.Fprintf(out, "record  %s\n", path)
+	if m.Sandbox != "" {
+		fmt.Fprintf(out, "sandbox %s\n", m.Sandbox)
+	}
 	switch {
 	case live != nil:
 		fmt.Fprintf(out, "live    held by %s, which is writing it now\n", live)

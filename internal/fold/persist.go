@@ -9,12 +9,13 @@ import (
 // Clone shares them instead of copying them, and a write to something a copy may see copies that
 // part first. Three shapes cover every field of State:
 //
-//   - vec, for the turn table, which only grows and is edited anywhere (a steering line or tool
-//     results on the newest turn; evictions and withdrawals on a run): chunks of 64, a write copies
-//     one chunk, Clone copies the spine (one slice header per 64 turns).
-//   - flat, for the slices the context bounds or that only grow (the frontier, the rendered
-//     context, residues, submission order): a write below what a copy may see copies the array;
-//     appending past it costs nothing.
+//   - vec, for what only grows and is edited anywhere: the turn table (a steering line or tool
+//     results on the newest turn; evictions and withdrawals on a run) and the submissions (each
+//     moves through its states). Chunks of 64: a write copies one chunk, Clone copies the spine
+//     (one slice header per 64 elements).
+//   - flat, for the slices the context bounds or that rarely change in place (the frontier, the
+//     rendered context, residues): a write below what a copy may see copies the array; appending
+//     past it costs nothing.
 //   - table, for every map: written entries go to a map of the table's own, and Clone freezes it
 //     into the layers every copy reads, merged as they pile up so that a lookup reads O(log n)
 //     maps.

@@ -182,6 +182,9 @@ type Meta struct {
 	// with (an extended-thinking budget in tokens, a reasoning effort), so a resume keeps them.
 	Thinking int
 	Effort   string
+	// Sandbox is the OS sandbox the session's commands last ran under (session_started, then each
+	// session_resumed), as rein says it; "" when the record does not say.
+	Sandbox string
 }
 
 // New returns the state of an empty session.
@@ -525,11 +528,11 @@ func (s *State) applyEvent(r record.Record) {
 		s.meta.ContextWindow, s.meta.Cwd = b.ContextWindow, b.Cwd
 		s.meta.Title, s.meta.Op, s.meta.Created, s.meta.Parent = b.Title, b.Op, r.Time, b.Parent
 		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
-		s.meta.Thinking, s.meta.Effort = b.Thinking, b.Effort
+		s.meta.Thinking, s.meta.Effort, s.meta.Sandbox = b.Thinking, b.Effort, b.Sandbox
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
 		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
-		s.meta.Thinking, s.meta.Effort = b.Thinking, b.Effort
+		s.meta.Thinking, s.meta.Effort, s.meta.Sandbox = b.Thinking, b.Effort, b.Sandbox
 		s.meta.Resumes++
 	case *record.Pressure:
 		if b.Limit > 0 && (s.meta.Limit == 0 || b.Limit < s.meta.Limit) {

@@ -553,6 +553,7 @@ func (p *SessionStarted) members() (f fields) {
 	f.add("permission_mode", &p.PermissionMode)
 	f.add("thinking", &p.Thinking)
 	f.add("effort", &p.Effort)
+	f.add("sandbox", &p.Sandbox)
 	return f
 }
 
@@ -566,6 +567,7 @@ func (p *SessionResumed) members() (f fields) {
 	f.add("permission_mode", &p.PermissionMode)
 	f.add("thinking", &p.Thinking)
 	f.add("effort", &p.Effort)
+	f.add("sandbox", &p.Sandbox)
 	return f
 }
 

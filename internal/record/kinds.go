@@ -283,6 +283,9 @@ type SessionStarted struct {
 	Thinking int `json:"thinking,omitempty"`
 	// Effort is the reasoning effort the session was started with ("": the model's default).
 	Effort string `json:"effort,omitempty"`
+	// Sandbox is the OS sandbox the session's commands run under, as rein says it
+	// ("workspace-write, no network", "off"); "" in records from before there was one.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // SessionResumed marks a process taking a session up again.
@@ -298,6 +301,9 @@ type SessionResumed struct {
 	// Thinking and Effort are the reasoning settings in force from here on, as in SessionStarted.
 	Thinking int    `json:"thinking,omitempty"`
 	Effort   string `json:"effort,omitempty"`
+	// Sandbox is the OS sandbox in force from here on, as in SessionStarted: chosen by each run,
+	// not kept from the last.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // TurnStarted marks a request going out (Attempt counts from 1 within one turn).

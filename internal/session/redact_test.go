@@ -76,6 +76,7 @@ var structural = map[string]bool{
 	"session_started.session": true, "session_started.provider": true, "session_started.model": true,
 	"session_started.cwd": true, "session_started.version": true, "session_started.parent": true, "session_started.op": true,
 	"session_started.permission_mode": true, "session_resumed.permission_mode": true,
+	"session_started.sandbox": true, "session_resumed.sandbox": true, // workspace-write, read-only or off
 	"session_started.effort": true, "session_resumed.effort": true, // low, medium or high
 	"session_resumed.provider": true, "session_resumed.model": true, "session_resumed.cwd": true, "session_resumed.version": true,
 	"provider_error.class": true, "retry_scheduled.class": true,

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/reinhq/rein/internal/procs"
+	"github.com/reinhq/rein/internal/sandbox"
 )
 
 // supervisor is the bash script every command runs under. It is rein's direct child and leads
@@ -38,6 +39,12 @@ import (
 // supervisor's parent-death signal, SIGUSR1, trapped to kill the group, is a second line of
 // defence should the lifeline ever be held open by mistake (on Linux: macOS has no such signal).
 //
+// Under a sandbox that contains processes (package sandbox, on Linux), the supervisor is the first
+// process of a PID namespace of its own: the kernel kills every process of the namespace when it
+// dies, so a process that left the group dies with the call too. Such a first process is immune
+// to a SIGKILL sent from inside its namespace, its own "kill -KILL 0" included, hence the exit
+// after it; rein's SIGKILL, sent from outside, ends it as it ends any supervisor.
+//
 // The command's subshell appends its final working directory to the control file on exit, and
 // the waiter appends the command's exit status, each entry ending with a NUL. The control file
 // has no name on any filesystem by the time the supervisor starts, so nothing is left behind
@@ -52,7 +59,7 @@ import (
 const supervisorBody = `
 __rein_dir=$1 __rein_cmd=$2
 trap '' HUP INT QUIT TERM USR2 PIPE ALRM TSTP TTIN TTOU XCPU XFSZ VTALRM PROF
-trap 'kill -KILL 0' USR1
+trap 'kill -KILL 0; exit' USR1
 (
 	exec 4<&- 5<&-
 	(
@@ -112,11 +119,16 @@ type proc struct {
 
 	waitErr error
 	rep     report
+	// refused is why the sandbox helper did not run the command (a *sandbox.LaunchError), or nil;
+	// it exited, and the rest of the life above follows as for a command that ended.
+	refused error
 }
 
 // start runs command in dir under a fresh supervisor, with a control file made and reached as c
-// says.
-func start(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control) (*proc, error) {
+// says, confined by box unless it is nil. When box cannot confine it, start returns box's refusal
+// (a *sandbox.UnsupportedError) and runs nothing; when the sandbox failed to apply, the command
+// did not run and p.refused says why.
+func start(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {
 	ctl, err := c.create()
 	if err != nil {
 		return nil, fmt.Errorf("create the control file: %w", err)
@@ -146,6 +158,15 @@ func start(bash, dir string, env []string, grace time.Duration, command string, 
 	// a program that would prompt on /dev/tty (sudo, ssh) fails at once instead of stopping the
 	// group or writing over the person's terminal. On Linux, a parent-death signal too.
 	cmd.SysProcAttr = sysProcAttr()
+	confirm := func() error { return nil }
+	if box != nil {
+		// The helper keeps the supervisor's pid, descriptors 3 to 6 and attributes: all that
+		// follows holds under the sandbox as without it.
+		if confirm, err = box.Confine(cmd); err != nil {
+			p.closeAll(w, lifeR, endW)
+			return nil, err
+		}
+	}
 
 	// Linux sends the parent-death signal when the thread that forked the child exits, not the
 	// process; Go may retire a thread. So the fork and the waits happen on one locked thread that
@@ -166,7 +187,10 @@ func start(bash, dir string, env []string, grace time.Duration, command string, 
 		p.waitErr = cmd.Wait()
 		close(p.exited)
 	}()
-	if err := <-started; err != nil {
+	err = <-started
+	// The helper's report pipe is closed either way; after a start, this waits for the helper.
+	p.refused = confirm()
+	if err != nil {
 		p.closeAll(w, lifeR, endW)
 		return nil, fmt.Errorf("start %s: %w", bash, err)
 	}

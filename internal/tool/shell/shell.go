@@ -9,8 +9,14 @@
 // timeout and rein's death can get past it. rein kills the group itself when the command ends (so
 // a call's background jobs end with it) and when a stop's grace period is over. The one way out
 // is to leave the process group (setsid, or a shell with job control on): such a process is
-// neither signalled nor waited for. See the supervisor script for the details. The command has no
-// controlling terminal and its stdin is /dev/null.
+// neither signalled nor waited for, unless the sandbox holds the command in a PID namespace of its
+// own (Options.Sandbox; Linux, where the machine allows it), whose end ends it too. See the
+// supervisor script for the details. The command has no controlling terminal and its stdin is
+// /dev/null.
+//
+// Under a sandbox (package sandbox) a command cannot write outside the workspace and the
+// sandbox's temporary directory, nor reach the network; one the machine cannot confine as asked
+// is refused, never run unconfined.
 //
 // It runs on Linux and macOS, with the same guarantees. What differs is in sys_linux.go and
 // sys_darwin.go (how the control file is made and reached, the parent-death signal Linux adds
@@ -25,6 +31,7 @@ package shell
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,6 +43,7 @@ import (
 
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -55,6 +63,10 @@ type Options struct {
 	// Default 16 KiB each.
 	HeadBytes int
 	TailBytes int
+	// Sandbox confines every command (see package sandbox); nil runs them unconfined. A command
+	// it cannot confine is refused (Outcome Denied), never run without it. The Tool does not own
+	// it: whoever made it closes it.
+	Sandbox *sandbox.Sandbox
 }
 
 // SecretEnv lists the environment variables never passed to a command.
@@ -182,9 +194,17 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	dir, note := t.startDir()
 	out := newCapture(t.opts.HeadBytes, t.opts.TailBytes)
-	p, err := start(t.bash, dir, t.env, t.opts.Grace, a.Command, out, t.ctl)
+	p, err := start(t.bash, dir, t.env, t.opts.Grace, a.Command, out, t.ctl, t.opts.Sandbox)
+	var unsupported *sandbox.UnsupportedError
+	if errors.As(err, &unsupported) {
+		return tool.Denied("refused: " + unsupported.Error())
+	}
 	if err != nil {
 		return tool.Failure("could not run the command: %v", err)
+	}
+	if p.refused != nil {
+		<-p.done
+		return tool.Denied("refused: " + p.refused.Error())
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

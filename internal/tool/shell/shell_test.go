@@ -29,6 +29,9 @@ var testControl = defaultControl
 func newTool(t testing.TB, opts Options) (*Tool, string) {
 	t.Helper()
 	dir := t.TempDir()
+	if opts.Sandbox == nil {
+		opts.Sandbox = boxFor(t, dir)
+	}
 	sh, err := New(dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +42,7 @@ func newTool(t testing.TB, opts Options) (*Tool, string) {
 
 // helperEnv is the environment of a helper process running TestHelperRunsBash in dir.
 func helperEnv(dir string, extra ...string) []string {
-	return append(append(os.Environ(), "REIN_SHELL_HELPER="+dir, "REIN_SHELL_CONTROL="+testControl.name), extra...)
+	return append(append(os.Environ(), "REIN_SHELL_HELPER="+dir, "REIN_SHELL_CONTROL="+testControl.name, "REIN_SHELL_SANDBOX="+testSandbox), extra...)
 }
 
 func bashCall(command string, timeoutMS int) tool.Call {
@@ -364,7 +367,8 @@ func TestHelperRunsBash(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestNoProcessOutlivesRein")
 	}
-	sh, err := New(dir, Options{})
+	testSandbox = os.Getenv("REIN_SHELL_SANDBOX")
+	sh, err := New(dir, Options{Sandbox: boxFor(t, dir)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,7 +168,7 @@ func TestStopKeepsTheGoodbye(t *testing.T) {
 		dir := t.TempDir()
 		out := newCapture(1<<10, 1<<10)
 		p, err := start("bash", dir, os.Environ(), time.Second,
-			"(trap '' TERM; exec sleep 1000) & trap 'echo goodbye; exit 1' TERM; sleep 1000 & wait", out, testControl)
+			"(trap '' TERM; exec sleep 1000) & trap 'echo goodbye; exit 1' TERM; sleep 1000 & wait", out, testControl, boxFor(t, dir))
 		if err != nil {
 			t.Fatal(err)
 		}

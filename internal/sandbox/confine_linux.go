@@ -1,0 +1,241 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// selfExe is the helper's executable: rein itself, the very binary running (even if it was
+// replaced on disk since).
+const selfExe = "/proc/self/exe"
+
+// Confine rewrites cmd, which is to execute a command's supervisor, so that it runs confined:
+// rein's helper starts instead, confines itself as s's policy says and executes the supervisor,
+// keeping its pid, so that the process cmd.Start starts is the supervisor's still. cmd.Env gets
+// TMPDIR, the sandbox's temporary directory; cmd.ExtraFiles one descriptor more, after the
+// caller's.
+//
+// When this machine cannot enforce the policy, Confine returns an *UnsupportedError and cmd must
+// not be started. Otherwise it returns a function to call once cmd.Start returned (whether it
+// succeeded or not): it waits until the helper executed the supervisor, and returns a
+// *LaunchError if the helper failed instead; the helper has exited then, having run nothing.
+func (s *Sandbox) Confine(cmd *exec.Cmd) (func() error, error) {
+	if err := s.sup.Enforce(s.policy); err != nil {
+		return nil, err
+	}
+	// /dev/null is the one file outside the writable directories a command may write. /dev/tty
+	// is not granted: a command leads a session of its own and has no terminal to open.
+	sp := spec{Write: s.write, Files: []string{os.DevNull}, Rights: rightsFor(s.sup.Landlock, s.policy), Network: s.policy.Network}
+	if s.sup.Contain != "" {
+		sp.Contain, sp.DropCaps = true, s.sup.userNS
+		if s.policy.ProtectGit && s.policy.Mode == WorkspaceWrite {
+			git := filepath.Join(s.workspace, ".git")
+			if _, err := os.Lstat(git); err == nil {
+				sp.ReadOnly = append(sp.ReadOnly, git)
+			}
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("create the sandbox helper's report pipe: %w", err)
+	}
+	sp.Report = 3 + len(cmd.ExtraFiles)
+	b, err := json.Marshal(sp)
+	if err != nil {
+		r.Close()
+		w.Close()
+		return nil, err
+	}
+	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
+	cmd.Args = append([]string{"rein", helperArg, string(b), cmd.Path}, cmd.Args...)
+	cmd.Path = s.exe
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = withEnv(env, "TMPDIR", s.temp)
+	if sp.Contain {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		namespaces(cmd.SysProcAttr, s.sup.userNS)
+	}
+	return func() error {
+		w.Close()
+		defer r.Close()
+		msg, _ := io.ReadAll(io.LimitReader(r, 4<<10))
+		if len(msg) > 0 {
+			return &LaunchError{Msg: string(msg)}
+		}
+		return nil
+	}, nil
+}
+
+// namespaces asks for a new PID and mount namespace for the helper; in a user namespace too when
+// rein is not root, where the helper keeps CAP_SYS_ADMIN (as an ambient capability, which it
+// drops before it executes anything) to mount what the namespace needs. The user namespace maps
+// the user to itself.
+func namespaces(attr *syscall.SysProcAttr, userNS bool) {
+	attr.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+	if !userNS {
+		return
+	}
+	attr.Cloneflags |= syscall.CLONE_NEWUSER
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+	attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+}
+
+// check finds what this Linux machine supports.
+func check() Support {
+	var s Support
+	s.Landlock, s.LandlockWhy = landlockABI()
+	s.SeccompWhy = seccompWhy()
+	s.Seccomp = s.SeccompWhy == ""
+	s.userNS = os.Geteuid() != 0
+	if why := probe(selfExe, s.userNS); why != "" {
+		s.ContainWhy = why
+	} else {
+		s.Namespaces = true
+		s.Contain = "a PID namespace per command"
+		if s.userNS {
+			s.Contain += " (in a user namespace)"
+		}
+	}
+	s.Cgroup = cgroupV2()
+	if p, err := exec.LookPath("bwrap"); err == nil {
+		s.Bwrap = p
+	}
+	return s
+}
+
+// lacks says what this machine lacks to enforce p, or "".
+func (s Support) lacks(p Policy) string {
+	switch {
+	case s.Landlock == 0:
+		return s.LandlockWhy
+	case s.Landlock < minABI:
+		return fmt.Sprintf("this kernel's Landlock is ABI %d, and confining writes needs ABI %d (Linux 6.2 or later)", s.Landlock, minABI)
+	case !s.Seccomp:
+		return s.SeccompWhy
+	case p.ProtectGit && p.Mode == WorkspaceWrite && !s.Namespaces:
+		return "keeping .git read-only (--protect-git) needs a mount namespace, and " + s.ContainWhy
+	}
+	return ""
+}
+
+// report writes the Linux mechanisms' lines of Support.Report.
+func (s Support) report(w io.Writer) {
+	switch {
+	case s.Landlock == 0:
+		fmt.Fprintf(w, "  Landlock: none: %s\n", s.LandlockWhy)
+	case s.Landlock < minABI:
+		fmt.Fprintf(w, "  Landlock: ABI %d, too old: confining writes needs ABI %d (Linux 6.2)\n", s.Landlock, minABI)
+	default:
+		fmt.Fprintf(w, "  Landlock: ABI %d: writes confined", s.Landlock)
+		if s.Landlock >= 4 {
+			fmt.Fprintf(w, "; TCP connect and bind refused")
+		}
+		if s.Landlock >= 6 {
+			fmt.Fprintf(w, "; signals and abstract Unix sockets kept inside the sandbox")
+		}
+		fmt.Fprintln(w)
+	}
+	if s.Seccomp {
+		fmt.Fprintf(w, "  seccomp: sockets other than Unix ones, io_uring and 32-bit system calls refused\n")
+	} else {
+		fmt.Fprintf(w, "  seccomp: none: %s\n", s.SeccompWhy)
+	}
+}
+
+// probeWait is how long the probe's helper may take.
+var probeWait = 5 * time.Second
+
+// probe starts the helper in the namespaces a command would get, to learn whether this machine
+// grants them: "" if it does, or why not.
+func probe(exe string, userNS bool) string {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err.Error()
+	}
+	defer r.Close()
+	b, _ := json.Marshal(spec{Contain: true, Probe: true, Report: 3})
+	cmd := exec.Command(exe, helperArg, string(b))
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	namespaces(cmd.SysProcAttr, userNS)
+	err = cmd.Start()
+	w.Close()
+	what := "a PID namespace"
+	if userNS {
+		what = "a user namespace with a PID namespace (rein is not root)"
+	}
+	if err != nil {
+		return fmt.Sprintf("this machine refuses %s: %v", what, err)
+	}
+	// A program whose main does not call Main first would run as itself, not as the helper: it
+	// gets a moment, then its namespace, all it started included, ends with it.
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	timer := time.AfterFunc(probeWait, func() { cmd.Process.Kill() })
+	msg, _ := io.ReadAll(io.LimitReader(r, 4<<10))
+	werr := <-waited
+	if !timer.Stop() {
+		return fmt.Sprintf("the helper trying %s did not answer within %v (does this program call sandbox.Main first?)", what, probeWait)
+	}
+	switch {
+	case len(msg) > 0:
+		return fmt.Sprintf("this machine grants %s but not its setup: %s", what, msg)
+	case werr != nil:
+		return fmt.Sprintf("the helper trying %s failed: %v", what, werr)
+	}
+	return ""
+}
+
+// cgroupV2 describes the cgroup v2 group this process is in and whether rein could make groups in
+// it ("" when there is no cgroup v2 hierarchy).
+func cgroupV2() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	var rel string
+	for _, l := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			rel = p
+		}
+	}
+	if rel == "" {
+		return ""
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fs := strings.Fields(pre)
+		if !ok || len(fs) < 5 || !strings.HasPrefix(post, "cgroup2 ") {
+			continue
+		}
+		dir := filepath.Join(fs[4], rel)
+		if unix.Access(dir, unix.W_OK) == nil {
+			return dir + " (writable by rein)"
+		}
+		return dir + " (not writable by rein)"
+	}
+	return ""
+}

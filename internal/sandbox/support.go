@@ -1,0 +1,101 @@
+package sandbox
+
+import (
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Support is what this machine can enforce, as Check finds it. Each mechanism it lacks comes with
+// the reason, in words a person can act on.
+type Support struct {
+	// Landlock is the Landlock ABI version the kernel offers (Linux), 0 for none; LandlockWhy says
+	// why there is none.
+	Landlock    int
+	LandlockWhy string
+	// Seccomp reports whether the kernel takes seccomp filters (Linux); SeccompWhy why not.
+	Seccomp    bool
+	SeccompWhy string
+	// Seatbelt is sandbox-exec's path (macOS), "" when it is missing.
+	Seatbelt string
+	// Contain says how a command's processes are held so that none outlives its call ("" for
+	// not at all), ContainWhy why not. Namespaces reports whether a mount namespace is had with it
+	// (what ProtectGit needs).
+	Contain    string
+	ContainWhy string
+	Namespaces bool
+	// Cgroup and Bwrap describe what else the machine has, for the report: a cgroup v2 hierarchy
+	// rein could write, bubblewrap. rein uses neither.
+	Cgroup string
+	Bwrap  string
+	// Forced, when set, is a reason to refuse every confined command: a test switch for the path
+	// of a machine that cannot enforce the sandbox.
+	Forced string
+
+	userNS bool // containment needs a user namespace: rein is not root (Linux)
+}
+
+var (
+	checkOnce sync.Once
+	checked   Support
+)
+
+// Check returns what this machine supports. It asks once per process (it starts a helper process
+// to try the namespaces) and remembers the answer.
+func Check() Support {
+	checkOnce.Do(func() { checked = check() })
+	return checked
+}
+
+// Enforce reports why policy p cannot be enforced on this machine, or nil if it can.
+func (s Support) Enforce(p Policy) error {
+	if p.Mode == Off || p.Mode == "" {
+		return nil
+	}
+	reason := s.Forced
+	if reason == "" {
+		reason = s.lacks(p)
+	}
+	if reason == "" {
+		return nil
+	}
+	return &UnsupportedError{Policy: p, Reason: reason}
+}
+
+// Default is the mode rein takes when the person names none: workspace-write where this machine
+// can enforce it, off where it cannot.
+func (s Support) Default() Mode {
+	if s.Enforce(Policy{Mode: WorkspaceWrite}) == nil {
+		return WorkspaceWrite
+	}
+	return Off
+}
+
+// Report writes what this machine supports, one mechanism a line, and what each means for rein.
+func (s Support) Report(w io.Writer) {
+	if err := s.Enforce(Policy{Mode: WorkspaceWrite}); err != nil {
+		fmt.Fprintf(w, "sandbox: not available here, so rein's default is --sandbox off; asking for one refuses every command\n")
+	} else {
+		fmt.Fprintf(w, "sandbox: available; rein's default is --sandbox workspace-write\n")
+	}
+	if s.Forced != "" {
+		fmt.Fprintf(w, "  forced unsupported: %s\n", s.Forced)
+	}
+	s.report(w)
+	if s.Contain != "" {
+		fmt.Fprintf(w, "  processes: %s: whatever a command starts, a setsid daemon too, ends with its call and with rein\n", s.Contain)
+	} else {
+		fmt.Fprintf(w, "  processes: not contained (%s): a command's process group ends with its call, but a process that leaves the group (setsid, set -m) can outlive it\n", s.ContainWhy)
+	}
+	if s.Namespaces {
+		fmt.Fprintf(w, "  --protect-git: available (a read-only bind mount of .git in the command's mount namespace)\n")
+	} else if s.Seatbelt == "" {
+		fmt.Fprintf(w, "  --protect-git: not available (it needs a mount namespace: %s)\n", s.ContainWhy)
+	}
+	if s.Cgroup != "" {
+		fmt.Fprintf(w, "  cgroup v2: %s; not used: rein holds a command's processes with a PID namespace\n", s.Cgroup)
+	}
+	if s.Bwrap != "" {
+		fmt.Fprintf(w, "  bubblewrap: %s (not used: rein sets up the namespaces itself)\n", s.Bwrap)
+	}
+}
