@@ -117,8 +117,8 @@ func BenchmarkStep(b *testing.B) {
 
 // A session publishes a snapshot after every record it applies (package session): this is an
 // exchange of a prompt, a tool call, its tool_started event, its results and a reply, each
-// followed by a snapshot, on a session of about n turns (every 100 exchanges the session is
-// folded afresh, outside the timer, so that n stays about n). Its cost must not grow with n beyond
+// followed by a snapshot, on a session of about n turns (every n/10 exchanges the session is
+// folded afresh, outside the timer, so that n stays within a third of n). Its cost must not grow with n beyond
 // one slice header per 64 turns.
 func BenchmarkStepPublished(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
@@ -143,7 +143,7 @@ func BenchmarkStepPublished(b *testing.B) {
 				}
 				i := 0
 				for b.Loop() {
-					if i++; i%100 == 0 {
+					if i++; i%(n/10) == 0 {
 						b.StopTimer()
 						l = fresh()
 						b.StartTimer()
