@@ -24,7 +24,7 @@ import (
 // recorded settings, awaiting children) it sets on the Config.
 func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, runner *tool.Runner) agent.Config {
 	cfg := agent.Config{
-		Session: sess, Wire: wired.wire, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
+		Session: sess, Client: wired.client, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
 		Thinking: wired.thinking, Effort: wired.effort, System: agent.SystemPrompt(ws) + sandboxNote(f.sandbox.chosen), Runner: runner,
 		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window, Sandbox: f.sandbox.chosen.String(),
 	}

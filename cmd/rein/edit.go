@@ -34,9 +34,7 @@ func commitEdit(ref, what string, judge func(st *fold.State) error, p record.Pay
 		return "", err
 	}
 	defer s.Close()
-	var why error
-	s.Read(func(st *fold.State) { why = judge(st) })
-	if why != nil {
+	if why := judge(s.Snapshot()); why != nil {
 		return "", exitf(exitFailed, "%s: %v", what, why)
 	}
 	if err := s.Commit(p); err != nil {
@@ -148,8 +146,7 @@ func newForkCmd() *cobra.Command {
 			if err != nil {
 				return exitf(exitFailed, "cannot read %s: %v", args[0], err)
 			}
-			var meta fold.Meta
-			parent.Read(func(st *fold.State) { meta = st.Meta() })
+			meta := parent.Snapshot().Meta()
 			child, err := session.Fork(parent, at, session.Options{Redact: redactText}, record.SessionStarted{
 				Provider: meta.Provider, Model: meta.Model, ContextWindow: meta.ContextWindow, Cwd: meta.Cwd, Version: version,
 			})
@@ -157,8 +154,7 @@ func newForkCmd() *cobra.Command {
 				return exitf(exitFailed, "cannot %v", err) // "fork <id>: ...", "start a session: ..."
 			}
 			defer child.Close()
-			var upTo int64 // the newest turn inherited
-			child.Read(func(st *fold.State) { upTo = st.Newest() })
+			upTo := child.Snapshot().Newest() // the newest turn inherited
 			fmt.Fprintf(cmd.OutOrStdout(), "forked %s at turn %d as %s\ncontinue it with: rein resume %s \"<prompt>\"\n", parent.ID(), upTo, child.ID(), child.ID())
 			return nil
 		},

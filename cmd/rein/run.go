@@ -307,7 +307,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 		if sess, err = reopen(stderr, root, ws, resume); err != nil {
 			return fail(err)
 		}
-		sess.Read(func(st *fold.State) { was = st.Meta() })
+		was = sess.Snapshot().Meta()
 		if err := f.keepSettings(was, ws); err != nil {
 			return fail(err)
 		}

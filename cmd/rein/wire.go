@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -53,7 +52,7 @@ func (f *providerFlags) register(fl interface {
 // efforts are the reasoning efforts --effort takes.
 var efforts = []string{"low", "medium", "high"}
 
-// wiring is a resolved provider: the loop's wire, and what the record says about it.
+// wiring is a resolved provider: its client, and what the record says about it.
 type wiring struct {
 	name     string
 	model    string
@@ -61,20 +60,8 @@ type wiring struct {
 	window   int64
 	thinking int    // the extended-thinking budget, 0 for off
 	effort   string // the reasoning effort, "" for the model's default
-	wire     agent.Wire
+	client   provider.Model
 	close    func()
-}
-
-type funcWire struct {
-	encode   func(provider.Request) ([]byte, error)
-	validate func([]byte) *provider.Violation
-	send     func(context.Context, []byte, func(provider.Event)) (provider.Reply, error)
-}
-
-func (w funcWire) Encode(r provider.Request) ([]byte, error) { return w.encode(r) }
-func (w funcWire) Validate(b []byte) *provider.Violation     { return w.validate(b) }
-func (w funcWire) Send(ctx context.Context, b []byte, on func(provider.Event)) (provider.Reply, error) {
-	return w.send(ctx, b, on)
 }
 
 // noProvider is the message a newcomer without a key sees.
@@ -84,7 +71,8 @@ for a local OpenAI-compatible server), or try rein offline against its simulator
 
   rein run --provider sim "list the files here"`
 
-// resolveProvider turns flags and the environment into a wire. getenv is environ.
+// resolveProvider turns flags and the environment into a provider's client and its settings.
+// getenv is environ.
 func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer) (*wiring, error) {
 	f = withSettings(f)
 	addURLSecrets("base URL", f.baseURL)
@@ -116,10 +104,9 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 			return nil, exitf(exitUsage, "--provider anthropic needs ANTHROPIC_API_KEY in the environment (or --provider sim to try rein offline)")
 		}
 		if w.model == "" {
-			w.model = "claude-sonnet-4-5"
+			w.model = anthropic.DefaultModel
 		}
-		c := anthropic.New(anthropic.Config{BaseURL: f.baseURL, APIKey: key, HTTPClient: client})
-		w.wire = funcWire{anthropic.Encode, anthropic.Validate, c.Send}
+		w.client = anthropic.New(anthropic.Config{BaseURL: f.baseURL, APIKey: key, HTTPClient: client})
 	case "openai", "openrouter", "openai-responses":
 		key := getenv("OPENAI_API_KEY")
 		base := f.baseURL
@@ -127,27 +114,25 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 		if name == "openrouter" {
 			key = getenv("OPENROUTER_API_KEY")
 			if base == "" {
-				base = "https://openrouter.ai/api/v1"
+				base = openai.OpenRouterBaseURL
 			}
 			headers = openai.OpenRouterHeaders()
 			if w.model == "" {
-				w.model = "anthropic/claude-sonnet-4.5"
+				w.model = openai.OpenRouterDefaultModel
 			}
 		}
 		if key == "" && base == "" {
 			return nil, exitf(exitUsage, "--provider %s needs %s in the environment, or --base-url for a local server (or --provider sim to try rein offline)", name, map[bool]string{true: "OPENROUTER_API_KEY", false: "OPENAI_API_KEY"}[name == "openrouter"])
 		}
 		if w.model == "" {
-			w.model = "gpt-5"
+			w.model = openai.DefaultModel
 		}
 		cfg := openai.Config{BaseURL: base, APIKey: key, HTTPClient: client, Headers: headers,
 			Compat: openai.Compat{Reasoning: name == "openrouter"}}
 		if name == "openai-responses" {
-			c := openai.NewResponses(cfg)
-			w.wire = funcWire{openai.EncodeResponses, openai.ValidateResponses, c.Send}
+			w.client = openai.NewResponses(cfg)
 		} else {
-			c := openai.NewChat(cfg)
-			w.wire = funcWire{cfg.Compat.EncodeChat, openai.ValidateChat, c.Send}
+			w.client = openai.NewChat(cfg)
 		}
 	case "sim":
 		base, stop, err := startSim(f, log)
@@ -158,8 +143,7 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 		if w.model == "" {
 			w.model = sim.DefaultModel
 		}
-		c := anthropic.New(anthropic.Config{BaseURL: base, APIKey: "sim", HTTPClient: client})
-		w.wire = funcWire{anthropic.Encode, anthropic.Validate, c.Send}
+		w.client = anthropic.New(anthropic.Config{BaseURL: base, APIKey: "sim", HTTPClient: client})
 	default:
 		return nil, exitf(exitUsage, "unknown provider %q: use anthropic, openai, openai-responses, openrouter or sim", name)
 	}
@@ -260,23 +244,13 @@ func startSim(f providerFlags, log io.Writer) (string, func(), error) {
 	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
 }
 
-// contextWindow knows the context windows of common models, in tokens.
+// contextWindow is a model's context window in tokens, as the adapter that knows the model says
+// (a model's window is its own, whichever wire serves it), or provider.DefaultContextWindow.
 func contextWindow(model string) int64 {
-	m := strings.ToLower(model)
-	switch {
-	case strings.HasPrefix(m, "sim"):
-		return 200_000
-	case strings.Contains(m, "claude"):
-		return 200_000
-	case strings.HasPrefix(m, "gpt-5"), strings.HasPrefix(m, "gpt-4.1"):
-		if strings.HasPrefix(m, "gpt-4.1") {
-			return 1_047_576
+	for _, known := range []func(string) int64{sim.ContextWindow, anthropic.ContextWindow, openai.ContextWindow} {
+		if w := known(model); w > 0 {
+			return w
 		}
-		return 400_000
-	case strings.HasPrefix(m, "gpt-4o"), strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"):
-		return 128_000
-	case strings.Contains(m, "gemini"):
-		return 1_000_000
 	}
-	return 128_000
+	return provider.DefaultContextWindow
 }

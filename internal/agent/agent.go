@@ -24,18 +24,12 @@ import (
 	"github.com/reinhq/rein/internal/tool"
 )
 
-// Wire is one provider's client as the loop needs it: encode a neutral request to the exact bytes
-// that will be sent, validate those bytes with the provider's rules, and send them.
-type Wire interface {
-	Encode(req provider.Request) ([]byte, error)
-	Validate(body []byte) *provider.Violation
-	Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error)
-}
-
 // Config is what an Agent is built from. cmd/rein wires it.
 type Config struct {
-	Session  *session.Session
-	Wire     Wire
+	Session *session.Session
+	// Client is the provider's client: the loop encodes each request with it, validates the
+	// bytes, records them, and sends exactly those bytes through the retry policy.
+	Client   provider.Model
 	Provider string // the provider's name, for events
 	Model    string
 	// BaseURL and PermissionMode are recorded with the session's start and each resume, so a
@@ -156,7 +150,7 @@ func (a *Agent) takePending() []Steer {
 // Settle quiesces a session left in flight by a crash (reason crashed) and records that it was
 // resumed. It is what a resume does before accepting anything.
 func (a *Agent) Settle(cwd, version string) error {
-	st := a.sess.State()
+	st := a.sess.Snapshot()
 	if st.InFlight() || !st.IsReady() {
 		if err := a.quiesce(fold.Crashed); err != nil {
 			return err
@@ -186,18 +180,25 @@ func (a *Agent) TakeUp(ctx context.Context, p Prompt) Outcome {
 // conversation's lock, so a message is either still withdrawable or delivered, never between.
 // Continue must follow.
 func (a *Agent) Begin(p Prompt) error {
-	st := a.sess.State()
+	if err := a.settle(); err != nil {
+		return err
+	}
+	return a.sess.Append(&record.UserPrompt{Turn: a.sess.Snapshot().Next(), Text: p.Text, Attachments: p.Attachments, Submission: p.Submission})
+}
+
+// settle makes a fresh prompt admissible before an exchange is taken up: it quiesces what a
+// previous exchange left owed or in flight, and records the system prompt if it changed.
+func (a *Agent) settle() error {
+	st := a.sess.Snapshot()
 	if !st.IsReady() || st.InFlight() {
 		if err := a.quiesce(fold.Aborted); err != nil {
 			return err
 		}
 	}
 	if st.System() != a.cfg.System {
-		if err := a.sess.Append(&record.System{Text: a.cfg.System}); err != nil {
-			return err
-		}
+		return a.sess.Append(&record.System{Text: a.cfg.System})
 	}
-	return a.sess.Append(&record.UserPrompt{Turn: st.Next(), Text: p.Text, Attachments: p.Attachments, Submission: p.Submission})
+	return nil
 }
 
 // Continue runs the exchange a Begin took up. It never returns until a fresh prompt is
@@ -213,7 +214,7 @@ func (a *Agent) Continue(ctx context.Context) (out Outcome) {
 			out.Err = err
 		}
 		out.Withdrawn = a.takePending()
-		if !a.sess.State().IsReady() && out.Err == nil {
+		if !a.sess.Snapshot().IsReady() && out.Err == nil {
 			out.Err = errors.New("the exchange ended with tool results still owed (a harness bug)")
 		}
 	}()
@@ -223,10 +224,9 @@ func (a *Agent) Continue(ctx context.Context) (out Outcome) {
 
 // quiesce records what the log still owes, then the quiesced event.
 func (a *Agent) quiesce(reason string) error {
-	st := a.sess.State()
 	var ps []record.Payload
 	var answered []string
-	if plan := st.QuiescePlan(reason); plan != nil {
+	if plan := a.sess.Snapshot().QuiescePlan(reason); plan != nil {
 		ps = append(ps, plan)
 		for _, r := range plan.Results {
 			answered = append(answered, r.CallID)
@@ -329,8 +329,7 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 // at the writer (fold.DeliveryPlan), so a Stop that withdraws it and this delivery cannot both
 // happen.
 func (a *Agent) boundary() error {
-	st := a.sess.State()
-	if st.Phase() == fold.AwaitingAssistantAfterToolResults || st.Phase() == fold.AwaitingAssistantAfterUser {
+	if ph := a.sess.Snapshot().Phase(); ph == fold.AwaitingAssistantAfterToolResults || ph == fold.AwaitingAssistantAfterUser {
 		if err := a.sess.AppendPlan((*fold.State).DeliveryPlan); err != nil {
 			return err
 		}
@@ -340,7 +339,7 @@ func (a *Agent) boundary() error {
 			}
 		}
 		if xs := a.takeArrivals(); len(xs) > 0 {
-			if err := a.sess.Append(imports(xs, st.Next())...); err != nil {
+			if err := a.sess.Append(imports(xs, a.sess.Snapshot().Next())...); err != nil {
 				return err
 			}
 		}
@@ -350,15 +349,15 @@ func (a *Agent) boundary() error {
 
 // request builds, validates and streams one request, with retries.
 func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) {
-	st := a.sess.State()
+	st := a.sess.Snapshot()
 	limit := OutputLimit(a.cfg.MaxTokens, a.window())
 	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(),
 		MaxTokens: limit, Thinking: thinkingBudget(a.cfg.Thinking, limit), Effort: a.cfg.Effort}
-	body, err := a.cfg.Wire.Encode(req)
+	body, err := a.cfg.Client.Encode(req)
 	if err != nil {
 		return provider.Reply{}, fmt.Errorf("encode the request: %w", err)
 	}
-	if v := a.cfg.Wire.Validate(body); v != nil {
+	if v := a.cfg.Client.Validate(body); v != nil {
 		path := a.saveRequest(body)
 		msg := fmt.Sprintf("rein built a request the provider would refuse (%s: %s); it was not sent and is saved at %s — this is a bug in rein", v.Rule, v.Error(), path)
 		_ = a.sess.Append(&record.Failure{Message: msg})
@@ -368,8 +367,7 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 	if err := a.sess.Append(&record.TurnStarted{Attempt: attempt}); err != nil {
 		return provider.Reply{}, err
 	}
-	m := sender{a.cfg.Wire, body}
-	reply, err := a.cfg.Retry.Stream(ctx, m, req, a.publishStream, func(w provider.Wait) {
+	reply, err := a.cfg.Retry.Send(ctx, a.cfg.Client, body, a.publishStream, func(w provider.Wait) {
 		_ = a.sess.Append(
 			&record.ProviderError{Class: string(w.Err.Class), Status: w.Err.Status, Type: w.Err.Type, Message: w.Err.Message, Attempt: w.Attempt},
 			&record.RetryScheduled{Attempt: w.Attempt, DelayMs: w.Delay.Milliseconds(), Class: string(w.Err.Class)},
@@ -388,17 +386,6 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 		}
 	}
 	return reply, err
-}
-
-// sender adapts pre-encoded bytes to provider.Model so the retry policy resends the exact bytes
-// that were validated.
-type sender struct {
-	w    Wire
-	body []byte
-}
-
-func (s sender) Stream(ctx context.Context, _ provider.Request, on func(provider.Event)) (provider.Reply, error) {
-	return s.w.Send(ctx, s.body, on)
 }
 
 func (a *Agent) publishStream(e provider.Event) {
@@ -445,7 +432,7 @@ func (a *Agent) commitStopped(reply provider.Reply) error {
 // commitReply admits a reply and commits it with its repairs. It returns the verdict and the
 // tool calls the committed message makes.
 func (a *Agent) commitReply(reply provider.Reply, stopped bool) (fold.Verdict, []tool.Call, error) {
-	st := a.sess.State()
+	st := a.sess.Snapshot()
 	turn := st.Next()
 	parts, repairs, verdict := st.Admit(turn, fold.Draft{Parts: reply.Parts, Incomplete: reply.Incomplete, StopReason: reply.StopReason, Stopped: stopped})
 	if verdict == fold.Nothing {

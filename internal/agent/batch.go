@@ -20,8 +20,7 @@ import (
 // a panic, a failed write) is settled by the quiesce plan with every finished call's own result;
 // only a call still running is answered interrupted.
 func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
-	st := a.sess.State()
-	turn := st.Newest()
+	turn := a.sess.Snapshot().Newest()
 	a.edited = nil
 	defer func() { a.edited = nil }()
 	results := make([]record.ToolResult, 0, len(calls))

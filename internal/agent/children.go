@@ -410,7 +410,7 @@ func (c *Children) runLocked(k *child, p *Prompt) {
 // ended it (or the run found nothing to take up). What reached k after its run's last turn
 // boundary — a message from the parent, a reply from a child of its own — runs it again.
 func (c *Children) ended(k *child, out Outcome, took bool) {
-	reply := lastReply(k.ag.sess.State()) // k's own goroutine: its session's writer
+	reply := lastReply(k.ag.sess.Snapshot())
 	c.mu.Lock()
 	parent := c.parent
 	c.pool.release()
@@ -560,13 +560,13 @@ func (a *Agent) Children() *Children {
 // lastReply is the text of the newest assistant turn the agent wrote itself (an inherited turn is
 // its parent's).
 func lastReply(st *fold.State) string {
-	ts := st.Turns()
-	for i := len(ts) - 1; i >= 0; i-- {
-		if ts[i].Role != record.Assistant || ts[i].Kind != fold.Own {
+	for i := st.NumTurns() - 1; i >= 0; i-- {
+		t := st.TurnAt(i)
+		if t.Role != record.Assistant || t.Kind != fold.Own {
 			continue
 		}
 		var b strings.Builder
-		for _, m := range ts[i].Messages {
+		for _, m := range t.Messages {
 			if m.Role != record.Assistant {
 				continue
 			}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/fold"
-	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/provider/sim"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
@@ -170,17 +169,13 @@ func (fm *family) spawn(parent *agent.Agent, inherit bool) (*agent.Agent, error)
 	if err != nil {
 		return nil, err
 	}
-	w := &wire{f: fm.f, send: fm.f.client(srv.URL), keep: true}
+	w := &wire{Model: fm.f.client(srv.URL), keep: true}
 	if hook := fm.onSend; hook != nil {
 		var n atomic.Int64
-		send := w.send
-		w.send = func(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error) {
-			hook(id, int(n.Add(1)))
-			return send(ctx, body, on)
-		}
+		w.beforeSend = func() { hook(id, int(n.Add(1))) }
 	}
 	cfg := parent.Config()
-	cfg.Session, cfg.Wire, cfg.AwaitChildren = sess, w, true
+	cfg.Session, cfg.Client, cfg.AwaitChildren = sess, w, true
 	cfg.Runner = &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: tool.ModeWorkspace}}
 	cfg.Doors = append(agent.Doors(), &agent.Children{Spawn: fm.spawn})
 	a := agent.New(cfg)

@@ -86,7 +86,7 @@ func (contextDoor) Run(ctx context.Context, a *Agent, turn int64, call tool.Call
 	// the batch leaves it, which is how the fold will judge the records in turn.
 	st := a.edited
 	if st == nil {
-		st = a.sess.State()
+		st = a.sess.Snapshot()
 	}
 	switch args.Op {
 	case "survey":
@@ -137,7 +137,7 @@ func (transcriptDoor) Run(ctx context.Context, a *Agent, turn int64, call tool.C
 	if err := json.Unmarshal(call.Args, &args); err != nil {
 		return tool.Failure("transcript: the arguments do not decode: %v", err), nil
 	}
-	st := a.sess.State()
+	st := a.sess.Snapshot()
 	switch args.Op {
 	case "index":
 		var rows [][]any
@@ -211,10 +211,9 @@ func refuseUnclosed(st *fold.State, ids []int64) (tool.Result, bool) {
 
 // lastPrompt is the id of the newest own user turn: where the work in hand began.
 func lastPrompt(st *fold.State) int64 {
-	ts := st.Turns()
-	for i := len(ts) - 1; i >= 0; i-- {
-		if ts[i].Role == record.User && ts[i].Kind == fold.Own {
-			return ts[i].ID
+	for i := st.NumTurns() - 1; i >= 0; i-- {
+		if t := st.TurnAt(i); t.Role == record.User && t.Kind == fold.Own {
+			return t.ID
 		}
 	}
 	return 0

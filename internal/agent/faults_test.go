@@ -441,7 +441,7 @@ func TestContextLimit(t *testing.T) {
 func TestValidatorRunsBeforeSend(t *testing.T) {
 	eachFormat(t, func(t *testing.T, f format) {
 		h := newHarness(t, f, setup{script: steps(textStep("never")), unused: 1})
-		h.wire.f.validate = func([]byte) *provider.Violation {
+		h.wire.refuse = func([]byte) *provider.Violation {
 			return &provider.Violation{Rule: "test_rule", Message: "refused by the test"}
 		}
 		out := h.run(context.Background(), "go")
@@ -453,7 +453,7 @@ func TestValidatorRunsBeforeSend(t *testing.T) {
 		if !strings.Contains(fl.Message, "test_rule") || !strings.Contains(fl.Message, "bug") {
 			t.Errorf("failure %q", fl.Message)
 		}
-		h.wire.f.validate = f.validate
+		h.wire.refuse = nil
 	})
 }
 

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
-	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/provider"
@@ -36,25 +35,22 @@ import (
 // After every test the record is replayed and must be admissible and ready, the live state must
 // equal the replayed one, and the next request must pass every wire format's validator.
 
-type sendFunc func(context.Context, []byte, func(provider.Event)) (provider.Reply, error)
-
-// format is one wire format: its encoder, its validator and a client for a base URL.
+// format is one wire format: its client of the simulator at a base URL (the agent's
+// provider.Model, as cmd/rein makes it).
 type format struct {
-	name     string
-	encode   func(provider.Request) ([]byte, error)
-	validate func([]byte) *provider.Violation
-	client   func(base string) sendFunc
+	name   string
+	client func(base string) provider.Model
 }
 
 var formats = []format{
-	{"anthropic", anthropic.Encode, anthropic.Validate, func(base string) sendFunc {
-		return anthropic.New(anthropic.Config{BaseURL: base, APIKey: "test-key"}).Send
+	{"anthropic", func(base string) provider.Model {
+		return anthropic.New(anthropic.Config{BaseURL: base, APIKey: "test-key"})
 	}},
-	{"chat", openai.EncodeChat, openai.ValidateChat, func(base string) sendFunc {
-		return openai.NewChat(openai.Config{BaseURL: base + "/v1", APIKey: "test-key"}).Send
+	{"chat", func(base string) provider.Model {
+		return openai.NewChat(openai.Config{BaseURL: base + "/v1", APIKey: "test-key"})
 	}},
-	{"responses", openai.EncodeResponses, openai.ValidateResponses, func(base string) sendFunc {
-		return openai.NewResponses(openai.Config{BaseURL: base + "/v1", APIKey: "test-key"}).Send
+	{"responses", func(base string) provider.Model {
+		return openai.NewResponses(openai.Config{BaseURL: base + "/v1", APIKey: "test-key"})
 	}},
 }
 
@@ -69,21 +65,25 @@ func eachFormat(t *testing.T, fn func(t *testing.T, f format)) {
 	}
 }
 
-// wire is the agent's Wire for one format. It keeps a copy of the neutral messages of every
-// request it encodes when keep is set, and times each send.
+// wire is a spy around a format's real client, which does the work: it keeps a copy of the
+// neutral messages of every request encoded when keep is set, times each send, and lets a test
+// hook in.
 type wire struct {
-	f    format
-	send sendFunc
+	provider.Model
 	keep bool
 
 	mu   sync.Mutex
 	sent [][]record.Message
 	// onSend, when set, is called with the start and end of every Send.
 	onSend func(start, end time.Time)
+	// beforeSend, when set, is called as each Send begins.
+	beforeSend func()
 	// onEncode, when set, is called as each request is built.
 	onEncode func()
 	// onValidate, when set, is told each request's size and how long validating it took.
 	onValidate func(size int, took time.Duration)
+	// refuse, when set, judges each request instead of the client's validator.
+	refuse func(body []byte) *provider.Violation
 }
 
 func (w *wire) Encode(req provider.Request) ([]byte, error) {
@@ -98,22 +98,28 @@ func (w *wire) Encode(req provider.Request) ([]byte, error) {
 		w.sent = append(w.sent, msgs)
 		w.mu.Unlock()
 	}
-	return w.f.encode(req)
+	return w.Model.Encode(req)
 }
 
 func (w *wire) Validate(body []byte) *provider.Violation {
+	if w.refuse != nil {
+		return w.refuse(body)
+	}
 	if w.onValidate == nil {
-		return w.f.validate(body)
+		return w.Model.Validate(body)
 	}
 	start := time.Now()
-	v := w.f.validate(body)
+	v := w.Model.Validate(body)
 	w.onValidate(len(body), time.Since(start))
 	return v
 }
 
 func (w *wire) Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error) {
+	if w.beforeSend != nil {
+		w.beforeSend()
+	}
 	start := time.Now()
-	r, err := w.send(ctx, body, on)
+	r, err := w.Model.Send(ctx, body, on)
 	if w.onSend != nil {
 		w.onSend(start, time.Now())
 	}
@@ -211,9 +217,9 @@ func newHarness(tb testing.TB, f format, s setup) *harness {
 	}
 	h.sess = sess
 	tb.Cleanup(func() { sess.Close() })
-	h.wire = &wire{f: f, send: f.client(h.srv.URL), keep: !s.noCheck}
+	h.wire = &wire{Model: f.client(h.srv.URL), keep: !s.noCheck}
 	h.cfg = agent.Config{
-		Session: sess, Wire: h.wire, Provider: f.name, Model: sim.DefaultModel, MaxTokens: 1024,
+		Session: sess, Client: h.wire, Provider: f.name, Model: sim.DefaultModel, MaxTokens: 1024,
 		System: "You are under test.", Runner: &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: tool.ModeWorkspace}},
 		Doors: agent.Doors(), Retry: fastRetry,
 	}
@@ -269,14 +275,13 @@ func (h *harness) check() {
 	if st.InFlight() {
 		tb.Errorf("check: an exchange was left in flight (not quiesced)")
 	}
-	h.sess.Read(func(live *fold.State) {
-		if live.Seq() != st.Seq() || live.Phase() != st.Phase() {
-			tb.Errorf("check: live state at record %d (%s), replay at %d (%s)", live.Seq(), live.Phase(), st.Seq(), st.Phase())
-		}
-		if a, b := mustJSON(live.Context()), mustJSON(st.Context()); a != b {
-			tb.Errorf("check: the live context differs from the replayed one:\nlive   %s\nreplay %s", clipped(a), clipped(b))
-		}
-	})
+	live := h.sess.Snapshot()
+	if live.Seq() != st.Seq() || live.Phase() != st.Phase() {
+		tb.Errorf("check: live state at record %d (%s), replay at %d (%s)", live.Seq(), live.Phase(), st.Seq(), st.Phase())
+	}
+	if a, b := mustJSON(live.Context()), mustJSON(st.Context()); a != b {
+		tb.Errorf("check: the live context differs from the replayed one:\nlive   %s\nreplay %s", clipped(a), clipped(b))
+	}
 	for i, r := range h.sim.Requests() {
 		if r.Violation != nil {
 			tb.Errorf("check: request %d broke a %s rule: %v", i, r.Format, r.Violation)
@@ -288,12 +293,13 @@ func (h *harness) check() {
 	}
 	req := provider.Request{Model: sim.DefaultModel, System: st.System(), Messages: st.Context(), Tools: h.specs(), MaxTokens: 1024}
 	for _, f := range formats {
-		body, err := f.encode(req)
+		m := f.client("")
+		body, err := m.Encode(req)
 		if err != nil {
 			tb.Errorf("check: encode the next request for %s: %v", f.name, err)
 			continue
 		}
-		if v := f.validate(body); v != nil {
+		if v := m.Validate(body); v != nil {
 			tb.Errorf("check: the next request breaks a %s rule: %v", f.name, v)
 		}
 	}

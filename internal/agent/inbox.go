@@ -123,18 +123,10 @@ func (a *Agent) BeginArrivals() (bool, error) {
 	if len(xs) == 0 {
 		return false, nil
 	}
-	st := a.sess.State()
-	if !st.IsReady() || st.InFlight() {
-		if err := a.quiesce(fold.Aborted); err != nil {
-			return true, err
-		}
+	if err := a.settle(); err != nil {
+		return true, err
 	}
-	if st.System() != a.cfg.System {
-		if err := a.sess.Append(&record.System{Text: a.cfg.System}); err != nil {
-			return true, err
-		}
-	}
-	return true, a.sess.Append(imports(xs, st.Next())...)
+	return true, a.sess.Append(imports(xs, a.sess.Snapshot().Next())...)
 }
 
 // TakeUpArrivals runs an exchange on the arrivals waiting in the inbox, and reports whether there
@@ -158,13 +150,12 @@ func (a *Agent) RecordArrivals(reason string) error {
 	if len(xs) == 0 {
 		return nil
 	}
-	st := a.sess.State()
-	if !st.IsReady() {
+	if !a.sess.Snapshot().IsReady() {
 		if err := a.quiesce(reason); err != nil {
 			return err
 		}
 	}
-	if err := a.sess.Append(imports(xs, st.Next())...); err != nil {
+	if err := a.sess.Append(imports(xs, a.sess.Snapshot().Next())...); err != nil {
 		return err
 	}
 	return a.quiesce(reason)
@@ -183,7 +174,7 @@ func (a *Agent) await(ctx context.Context) (bool, error) {
 	for {
 		woke := a.wakeup()
 		if xs := a.takeArrivals(); len(xs) > 0 {
-			return true, a.sess.Append(imports(xs, a.sess.State().Next())...)
+			return true, a.sess.Append(imports(xs, a.sess.Snapshot().Next())...)
 		}
 		n := kids.Running()
 		if n == 0 {

@@ -26,8 +26,7 @@ const minOutput = 256
 // window is the context window the session keeps to: the configured one, or the smaller limit a
 // provider's refusal taught it.
 func (a *Agent) window() int64 {
-	var lim int64
-	a.sess.Read(func(st *fold.State) { lim = st.Meta().Limit })
+	lim := a.sess.Snapshot().Meta().Limit
 	if w := a.cfg.Window; lim <= 0 || w > 0 && w < lim {
 		return w
 	}
@@ -81,19 +80,13 @@ func (a *Agent) toolTokens() int64 {
 
 // used measures the context in tokens: the provider's count for the last request while no edit
 // has landed since, else an estimate from bytes of the system prompt, the context and the tools.
-//
-// It reads the state under the session's read lock: the host appends events (a rename, a
-// submission) from other goroutines while the loop runs.
 func (a *Agent) used() int64 {
-	var u int64
-	tools := a.toolTokens()
-	a.sess.Read(func(st *fold.State) {
-		u = st.Estimate() + tools
-		m := st.Meta()
-		if n := m.LastUsage.Input + m.LastUsage.CacheRead + m.LastUsage.CacheWrite; !m.UsageStale && n > u {
-			u = n
-		}
-	})
+	st := a.sess.Snapshot()
+	u := st.Estimate() + a.toolTokens()
+	m := st.Meta()
+	if n := m.LastUsage.Input + m.LastUsage.CacheRead + m.LastUsage.CacheWrite; !m.UsageStale && n > u {
+		u = n
+	}
 	return u
 }
 
@@ -104,7 +97,7 @@ func (a *Agent) weigh() error {
 	if w <= 0 {
 		return nil
 	}
-	st := a.sess.State()
+	st := a.sess.Snapshot()
 	if st.Phase() == fold.AwaitingToolResults {
 		return nil
 	}
@@ -137,11 +130,8 @@ func (a *Agent) weigh() error {
 // for. When the provider's count of the context (u) runs above the estimate from bytes — a
 // tokenizer that makes more tokens of the same bytes — the bytes kept shrink in proportion.
 func (a *Agent) keepBytes(u, w int64) int64 {
-	var system, estimate int64
-	a.sess.Read(func(st *fold.State) {
-		system = (st.Survey().SystemBytes + 3) / 4
-		estimate = st.Estimate()
-	})
+	st := a.sess.Snapshot()
+	system, estimate := (st.Survey().SystemBytes+3)/4, st.Estimate()
 	tools := a.toolTokens()
 	keep := (w - reserve(a.cfg.MaxTokens, w) - system - tools) / 2
 	if keep <= 0 {
@@ -158,7 +148,7 @@ func (a *Agent) keepBytes(u, w int64) int64 {
 // when positive, is the real context limit a provider's refusal stated, recorded with it. It
 // reports whether it evicted anything.
 func (a *Agent) evictForPressure(u int64, line string, keep, limit int64) (bool, error) {
-	st := a.sess.State()
+	st := a.sess.Snapshot()
 	from, to, ok := st.PlanForcedEviction(keep)
 	if !ok {
 		if limit > 0 {

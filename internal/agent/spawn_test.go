@@ -16,8 +16,7 @@ import (
 // grandchild is made the same way) and AwaitChildren set.
 func TestBeside(t *testing.T) {
 	h := newHarness(t, formats[0], setup{noCheck: true, noBash: true})
-	var next int64
-	h.sess.Read(func(st *fold.State) { next = st.Next() })
+	next := h.sess.Snapshot().Next()
 	must(t, h.sess.Append(&record.UserPrompt{Turn: next, Text: "hello"}))
 	must(t, h.sess.Append(&record.AssistantMessage{Turn: next + 1, Parts: []record.Part{{Type: record.PartText, Text: "hi"}}}))
 	must(t, h.sess.Commit(&record.Quiesced{Reason: fold.Replied}))
@@ -37,9 +36,8 @@ func TestBeside(t *testing.T) {
 		t.Helper()
 		s := a.Session()
 		t.Cleanup(func() { s.Close() })
-		var meta fold.Meta
-		var n int
-		s.Read(func(st *fold.State) { meta, n = st.Meta(), len(st.Turns()) })
+		st := s.Snapshot()
+		meta, n := st.Meta(), st.NumTurns()
 		if s.ProjectDir() != parent.ProjectDir() || s.ID() == parent.ID() {
 			t.Errorf("child %s is in %s, want a new session beside %s", s.ID(), s.ProjectDir(), parent.ProjectDir())
 		}
@@ -50,9 +48,9 @@ func TestBeside(t *testing.T) {
 			t.Errorf("child holds %d turns, want %d", n, turns)
 		}
 		cfg := a.Config()
-		if !cfg.AwaitChildren || cfg.Runner != runner || a.Children() == nil || cfg.Model != h.cfg.Model || cfg.Wire != h.cfg.Wire {
-			t.Errorf("child's config: await %v, own runner %v, agents door %v, parent's model and wire %v",
-				cfg.AwaitChildren, cfg.Runner == runner, a.Children() != nil, cfg.Model == h.cfg.Model && cfg.Wire == h.cfg.Wire)
+		if !cfg.AwaitChildren || cfg.Runner != runner || a.Children() == nil || cfg.Model != h.cfg.Model || cfg.Client != h.cfg.Client {
+			t.Errorf("child's config: await %v, own runner %v, agents door %v, parent's model and client %v",
+				cfg.AwaitChildren, cfg.Runner == runner, a.Children() != nil, cfg.Model == h.cfg.Model && cfg.Client == h.cfg.Client)
 		}
 	}
 	fresh, err := spawn(h.a, false)

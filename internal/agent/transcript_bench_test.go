@@ -23,7 +23,6 @@ func transcriptSession(b *testing.B, size int) *Agent {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	st := s.State()
 	out := strings.Repeat("ok  \tgithub.com/example/pkg\t0.123s some more output of the test run\n", 64)
 	for written := 0; written < size; written += len(out) {
 		must := func(err error) {
@@ -31,14 +30,14 @@ func transcriptSession(b *testing.B, size int) *Agent {
 				b.Fatal(err)
 			}
 		}
-		must(s.Append(&record.UserPrompt{Turn: st.Next(), Text: "run the tests"}))
-		turn := st.Next()
+		must(s.Append(&record.UserPrompt{Turn: s.Snapshot().Next(), Text: "run the tests"}))
+		turn := s.Snapshot().Next()
 		id := fmt.Sprintf("c%d", turn)
 		must(s.Append(&record.AssistantMessage{Turn: turn, Parts: []record.Part{{Type: record.PartToolCall, CallID: id, Name: "bash", Args: json.RawMessage(`{"command":"go test ./..."}`)}}}))
 		must(s.Append(&record.ToolResults{Results: []record.ToolResult{{CallID: id, Content: fold.WithTrailer(out, turn), Outcome: record.OK}}}))
-		must(s.Append(&record.AssistantMessage{Turn: st.Next(), Parts: []record.Part{{Type: record.PartText, Text: "all pass"}}}))
+		must(s.Append(&record.AssistantMessage{Turn: s.Snapshot().Next(), Parts: []record.Part{{Type: record.PartText, Text: "all pass"}}}))
 	}
-	items := st.Frontier()
+	items := s.Snapshot().Frontier()
 	if err := s.Commit(&record.Evicted{From: items[0].From, To: items[len(items)-2].To, Note: "old test runs", By: record.ByUser}); err != nil {
 		b.Fatal(err)
 	}
@@ -71,7 +70,7 @@ func BenchmarkTranscriptGrep(b *testing.B) {
 func BenchmarkReadBack(b *testing.B) {
 	a := transcriptSession(b, 3000*4500)
 	ids := make([]int64, 0, 1000)
-	for _, t := range a.sess.State().Turns() {
+	for _, t := range a.sess.Snapshot().Turns() {
 		if t.Under >= 0 && len(ids) < 1000 {
 			ids = append(ids, t.ID)
 		}

@@ -192,9 +192,8 @@ func (p *Printer) Result(s *session.Session, res agent.Outcome) {
 
 // Standing says where a session settled without an exchange stands.
 func (p *Printer) Standing(s *session.Session) {
-	var phase string
-	var turns int
-	s.Read(func(st *fold.State) { phase, turns = st.Phase().String(), len(st.Turns()) })
+	st := s.Snapshot()
+	phase, turns := st.Phase().String(), st.NumTurns()
 	if p.json {
 		p.emit("type", "result", "reason", "settled", "session", s.ID(), "phase", phase, "turns", turns)
 		return

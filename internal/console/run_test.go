@@ -25,8 +25,7 @@ func TestPrinterFollowsASession(t *testing.T) {
 		p := NewPrinter(&out, &errw, asJSON)
 		p.Session(s)
 		stop := p.Follow(s)
-		var next int64
-		s.Read(func(st *fold.State) { next = st.Next() })
+		next := s.Snapshot().Next()
 		must(t, s.Append(&record.UserPrompt{Turn: next, Text: "list the files"}))
 		s.Publish(session.Live{Kind: "text", Text: "Listing"})
 		must(t, s.Append(&record.AssistantMessage{Turn: next + 1, Parts: []record.Part{

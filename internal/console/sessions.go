@@ -45,7 +45,7 @@ func Sessions(out io.Writer, entries []session.Entry, asJSON bool) error {
 		if err != nil {
 			row.Error = err.Error()
 		} else {
-			row.Turns, row.Phase, row.InFlight, row.Parent, row.Model = len(st.Turns()), st.Phase().String(), st.InFlight(), st.Meta().Parent, st.Meta().Model
+			row.Turns, row.Phase, row.InFlight, row.Parent, row.Model = st.NumTurns(), st.Phase().String(), st.InFlight(), st.Meta().Parent, st.Meta().Model
 			if row.Parent == "" {
 				row.Parent = st.Parent()
 			}
@@ -137,7 +137,7 @@ func Show(out io.Writer, path string, st *fold.State, torn int64, live *fsys.Hol
 			fmt.Fprintf(out, "\n[residue %d–%d · by %s]\n%s\n", r.From, r.To, r.By, st.ResidueMessage(it.Residue).Parts[0].Text)
 			continue
 		}
-		t := st.Turns()[it.Turn]
+		t := st.TurnAt(it.Turn)
 		fmt.Fprintf(out, "\n[turn %d · %s · %s]\n", t.ID, t.Role, t.Kind)
 		for _, msg := range t.Messages {
 			printMessage(out, msg)

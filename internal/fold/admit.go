@@ -79,11 +79,11 @@ func (s *State) Admit(turn int64, d Draft) ([]record.Part, []Repair, Verdict) {
 				continue
 			}
 			c := record.Part{Type: record.PartToolCall, CallID: p.CallID, Name: p.Name}
-			if !validCallID(c.CallID) || s.seen[c.CallID] || ids[c.CallID] {
+			if !validCallID(c.CallID) || s.callNames.has(c.CallID) || ids[c.CallID] {
 				for {
 					minted++
 					c.CallID = fmt.Sprintf("call_rein_%d_%d", turn, minted)
-					if !s.seen[c.CallID] && !ids[c.CallID] {
+					if !s.callNames.has(c.CallID) && !ids[c.CallID] {
 						break
 					}
 				}

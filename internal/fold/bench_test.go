@@ -114,3 +114,50 @@ func BenchmarkStep(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(l.recs)*b.N)/b.Elapsed().Seconds(), "records/s")
 }
+
+// A session publishes a snapshot after every record it applies (package session): this is an
+// exchange of a prompt, a tool call, its tool_started event, its results and a reply, each
+// followed by a snapshot, on a session of about n turns (every n/10 exchanges the session is
+// folded afresh, outside the timer, so that n stays within a third of n). Its cost must not grow with n beyond
+// one slice header per 64 turns.
+func BenchmarkStepPublished(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		for _, publish := range []bool{false, true} {
+			b.Run(fmt.Sprintf("turns=%d/snapshots=%v", n, publish), func(b *testing.B) {
+				base := sessionOf(b, n, 100)
+				fresh := func() *log {
+					l := newLog(b)
+					for _, r := range base.recs {
+						l.add(r.Body)
+					}
+					return l
+				}
+				l := fresh()
+				out := strings.Repeat("output line\n", 20)
+				var keep *State
+				step := func(p record.Payload) {
+					l.add(p)
+					if publish {
+						keep = l.s.Snapshot()
+					}
+				}
+				i := 0
+				for b.Loop() {
+					if i++; i%(n/10) == 0 {
+						b.StopTimer()
+						l = fresh()
+						b.StartTimer()
+					}
+					step(&record.UserPrompt{Turn: l.s.Next(), Text: "the next step"})
+					id := l.s.Next()
+					c := fmt.Sprintf("c%d", id)
+					step(&record.AssistantMessage{Turn: id, Parts: []record.Part{text("running it"), call(c, "bash", `{"command":"make test"}`)}})
+					step(&record.ToolStarted{CallID: c, Name: "bash"})
+					step(&record.ToolResults{Results: []record.ToolResult{{CallID: c, Content: out + Trailer(id), Outcome: record.OK}}})
+					step(&record.AssistantMessage{Turn: l.s.Next(), Parts: []record.Part{text("done")}})
+				}
+				_ = keep
+			})
+		}
+	}
+}

@@ -189,6 +189,31 @@ func (h *hostModel) check() {
 	}
 }
 
+// step plays one step of the host or its agent, drawn at random, and checks what holds after it.
+func (h *hostModel) step() {
+	switch rapid.IntRange(0, 12).Draw(h.t, "step") {
+	case 0, 1, 2:
+		h.send()
+	case 3, 4, 5, 6:
+		h.agent()
+	case 7, 8:
+		h.finish()
+	case 9:
+		h.stop()
+	case 10:
+		h.answer()
+	case 11:
+		if rapid.IntRange(0, 3).Draw(h.t, "crash") == 0 {
+			h.crash()
+		}
+	case 12:
+		if h.running && h.ended == "" && rapid.IntRange(0, 3).Draw(h.t, "close") == 0 {
+			h.stopped = true // the host closing: the exchange is cancelled with no Stop
+		}
+	}
+	h.check()
+}
+
 // The host's behaviour, however its steps interleave, leaves a record whose replay equals the
 // live state; every record a plan returns is admitted; no message is delivered twice, or after it
 // was withdrawn, or taken up after a Stop pressed while it waited; and once the host stops
@@ -198,27 +223,7 @@ func TestHostLiveEqualsReplay(t *testing.T) {
 		h := &hostModel{t: rt, l: newLog(rt)}
 		h.l.add(&record.System{Text: "sys"})
 		for i, n := 0, rapid.IntRange(1, 120).Draw(rt, "steps"); i < n; i++ {
-			switch rapid.IntRange(0, 12).Draw(rt, "step") {
-			case 0, 1, 2:
-				h.send()
-			case 3, 4, 5, 6:
-				h.agent()
-			case 7, 8:
-				h.finish()
-			case 9:
-				h.stop()
-			case 10:
-				h.answer()
-			case 11:
-				if rapid.IntRange(0, 3).Draw(rt, "crash") == 0 {
-					h.crash()
-				}
-			case 12:
-				if h.running && h.ended == "" && rapid.IntRange(0, 3).Draw(rt, "close") == 0 {
-					h.stopped = true // the host closing: the exchange is cancelled with no Stop
-				}
-			}
-			h.check()
+			h.step()
 		}
 		live, replayed := h.l.s, replay(rt, h.l.recs)
 		if d := cmp.Diff(live.Submissions(), replayed.Submissions()); d != "" {

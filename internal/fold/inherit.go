@@ -35,13 +35,13 @@ func (s *State) Inheritance(parent string, at int64, pointer func(Turn) record.P
 	if at == 0 {
 		at = s.newest()
 	}
-	if len(s.turns) > 0 {
-		if _, ok := s.index[at]; !ok {
+	if s.turns.len() > 0 {
+		if _, ok := s.position(at); !ok {
 			return nil, editErr("turn %d is not recorded: the latest is %d", at, s.newest())
 		}
 	}
 	inh := &record.Inherited{Parent: parent, At: at, High: s.high}
-	for _, t := range s.turns {
+	for _, t := range s.Turns() {
 		if t.ID > at {
 			break
 		}
@@ -51,7 +51,7 @@ func (s *State) Inheritance(parent string, at int64, pointer func(Turn) record.P
 		}
 		inh.Rows = append(inh.Rows, row)
 	}
-	for _, r := range s.residues {
+	for _, r := range s.residues.view() {
 		if r.Withdrawn || r.From > at {
 			continue
 		}
@@ -148,7 +148,7 @@ func (s *State) applyInherited(b *record.Inherited) {
 		t := Turn{ID: row.Turn, Role: row.Role, Kind: Inherited, Label: row.Label, Pointer: &p, Withdrawn: row.Withdrawn, Messages: row.Messages}
 		s.addTurn(t)
 		if len(row.Messages) == 0 {
-			s.turns[len(s.turns)-1].Bytes = row.Bytes
+			s.turns.ptr(s.turns.len() - 1).Bytes = row.Bytes
 		}
 	}
 	spans := append([]record.Span(nil), b.Residues...)
@@ -160,24 +160,26 @@ func (s *State) applyInherited(b *record.Inherited) {
 	})
 	var stack []int
 	for _, r := range spans {
-		for len(stack) > 0 && s.residues[stack[len(stack)-1]].To < r.From {
+		for len(stack) > 0 && s.residues.at(stack[len(stack)-1]).To < r.From {
 			stack = stack[:len(stack)-1]
 		}
 		parent := -1
 		if len(stack) > 0 {
 			parent = stack[len(stack)-1]
 		}
-		k := len(s.residues)
-		s.residues = append(s.residues, Residue{From: r.From, To: r.To, Note: r.Note, By: r.By, Parent: parent})
-		s.resMsgs = append(s.resMsgs, residueMessage(s.residues[k]))
+		k := s.residues.len()
+		res := Residue{From: r.From, To: r.To, Note: r.Note, By: r.By, Parent: parent}
+		s.residues.push(res)
+		s.resMsgs.push(residueMessage(res))
 		stack = append(stack, k)
 		// Outer residues come first, so the last one to claim a turn is its innermost.
 		lo, hi := s.span(r.From, r.To)
 		for i := lo; i < hi; i++ {
-			if !s.turns[i].Withdrawn {
-				s.turns[i].Under = k
-				if s.turns[i].Outer < 0 {
-					s.turns[i].Outer = k
+			if !s.turns.at(i).Withdrawn {
+				t := s.turns.ptr(i)
+				t.Under = k
+				if t.Outer < 0 {
+					t.Outer = k
 				}
 			}
 		}

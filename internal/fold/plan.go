@@ -18,9 +18,9 @@ func (s *State) HandPlan() []record.Payload {
 		return nil
 	}
 	var ps []record.Payload
-	for _, id := range s.subOrder {
-		if v := s.subs[id]; v.State == record.SubmissionAccepted && !v.Queue {
-			ps = append(ps, &record.Submission{ID: id, State: record.SubmissionHanded})
+	for v := range s.allSubs() {
+		if v.State == record.SubmissionAccepted && !v.Queue {
+			ps = append(ps, &record.Submission{ID: v.ID, State: record.SubmissionHanded})
 		}
 	}
 	return ps
@@ -34,9 +34,9 @@ func (s *State) DeliveryPlan() []record.Payload {
 		return nil
 	}
 	var ps []record.Payload
-	for _, id := range s.subOrder {
-		if v := s.subs[id]; v.State == record.SubmissionHanded {
-			ps = append(ps, &record.Steering{Text: v.SteeringText(), Source: "user", Submission: id})
+	for v := range s.allSubs() {
+		if v.State == record.SubmissionHanded {
+			ps = append(ps, &record.Steering{Text: v.SteeringText(), Source: "user", Submission: v.ID})
 		}
 	}
 	return ps
@@ -44,9 +44,9 @@ func (s *State) DeliveryPlan() []record.Payload {
 
 // NextPrompt returns the submission the next exchange takes up as its prompt: the oldest waiting.
 func (s *State) NextPrompt() (Submission, bool) {
-	for _, id := range s.subOrder {
-		if v := s.subs[id]; v.Waiting() {
-			return *v, true
+	for v := range s.allSubs() {
+		if v.Waiting() {
+			return v, true
 		}
 	}
 	return Submission{}, false
@@ -77,11 +77,11 @@ type StopPlan struct {
 // what it left waits. A press's effects happen only if its write is durable: withdraw, record
 // the Stop, then interrupt.
 func (s *State) StopPlan(op string, turn int64, running bool) StopPlan {
-	if prev, ok := s.stops[op]; ok {
+	if prev, ok := s.stops.get(op); ok {
 		p := StopPlan{Replay: &prev, Conflict: prev.Turn != turn}
 		for _, id := range prev.Withdrawn {
-			if v, ok := s.subs[id]; ok {
-				p.Withdraw = append(p.Withdraw, *v)
+			if v, ok := s.Submission(id); ok {
+				p.Withdraw = append(p.Withdraw, v)
 			}
 		}
 		return p
@@ -91,11 +91,11 @@ func (s *State) StopPlan(op string, turn int64, running bool) StopPlan {
 	}
 	p := StopPlan{Interrupt: running}
 	var ids []string
-	for _, id := range s.subOrder {
-		if v := s.subs[id]; v.Waiting() {
-			p.Withdraw = append(p.Withdraw, *v)
-			p.Records = append(p.Records, &record.Submission{ID: id, State: record.SubmissionWithdrawn, Reason: "cancelled before it started"})
-			ids = append(ids, id)
+	for v := range s.allSubs() {
+		if v.Waiting() {
+			p.Withdraw = append(p.Withdraw, v)
+			p.Records = append(p.Records, &record.Submission{ID: v.ID, State: record.SubmissionWithdrawn, Reason: "cancelled before it started"})
+			ids = append(ids, v.ID)
 		}
 	}
 	if !running && len(ids) == 0 {
@@ -114,9 +114,9 @@ func (s *State) FinishPlan(reason, detail string) []record.Payload {
 		end = record.SubmissionAnswered
 	}
 	var ps []record.Payload
-	for _, id := range s.subOrder {
-		if s.subs[id].State == record.SubmissionDelivered {
-			ps = append(ps, &record.Submission{ID: id, State: end, Reason: reason, Detail: detail})
+	for v := range s.allSubs() {
+		if v.State == record.SubmissionDelivered {
+			ps = append(ps, &record.Submission{ID: v.ID, State: end, Reason: reason, Detail: detail})
 		}
 	}
 	return ps
@@ -130,13 +130,13 @@ const HostRestarted = "host_restarted"
 // send it again under a new id; nothing is delivered twice), and one delivered ends cancelled.
 func (s *State) RestartPlan() []record.Payload {
 	var ps []record.Payload
-	for _, id := range s.subOrder {
-		switch v := s.subs[id]; {
+	for v := range s.allSubs() {
+		switch {
 		case v.Waiting():
-			ps = append(ps, &record.Submission{ID: id, State: record.SubmissionRejected, Reason: HostRestarted,
+			ps = append(ps, &record.Submission{ID: v.ID, State: record.SubmissionRejected, Reason: HostRestarted,
 				Detail: "the host restarted before this message was delivered; send it again to retry"})
 		case v.State == record.SubmissionDelivered:
-			ps = append(ps, &record.Submission{ID: id, State: record.SubmissionCancelled, Reason: HostRestarted,
+			ps = append(ps, &record.Submission{ID: v.ID, State: record.SubmissionCancelled, Reason: HostRestarted,
 				Detail: "the host restarted while this message's exchange was running"})
 		}
 	}
@@ -160,7 +160,7 @@ func (s *State) AnswerPlan(op, callID string, allow bool) AnswerPlan {
 	if allow {
 		state = record.ApprovalAllowed
 	}
-	if prev, ok := s.answers[op]; ok {
+	if prev, ok := s.answers.get(op); ok {
 		return AnswerPlan{Replay: &prev, Conflict: prev.CallID != callID || prev.State != state}
 	}
 	if _, ok := s.Approval(callID); !ok || s.stopped > 0 {

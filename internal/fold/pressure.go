@@ -17,14 +17,14 @@ func (s *State) PlanForcedEviction(keep int64) (from, to int64, ok bool) {
 	}
 	size := func(it Item) int64 {
 		if it.Residue >= 0 {
-			return MessageSize(s.resMsgs[it.Residue])
+			return MessageSize(s.resMsgs.at(it.Residue))
 		}
-		return s.turns[it.Turn].Bytes
+		return s.turns.at(it.Turn).Bytes
 	}
 	// hand is the item of the prompt that opened the exchange in hand.
 	hand := n - 1
 	for i := n - 1; i >= 0; i-- {
-		if it := items[i]; it.Residue < 0 && s.turns[it.Turn].Role == record.User && s.turns[it.Turn].Kind == Own {
+		if it := items[i]; it.Residue < 0 && s.turns.at(it.Turn).Role == record.User && s.turns.at(it.Turn).Kind == Own {
 			hand = i
 			break
 		}

@@ -158,7 +158,7 @@ func (a *agent) step() {
 			a.t.Fatalf("the forced eviction %d–%d covers the newest item %d–%d", from, to, last.From, last.To)
 		}
 		for i := len(items) - 1; i >= 0; i-- {
-			if it := items[i]; it.Residue < 0 && s.turns[it.Turn].Role == record.User && s.turns[it.Turn].Kind == Own {
+			if it := items[i]; it.Residue < 0 && s.TurnAt(it.Turn).Role == record.User && s.TurnAt(it.Turn).Kind == Own {
 				if from <= it.From && it.To <= to {
 					a.t.Fatalf("the forced eviction %d–%d covers turn %d, the prompt of the exchange in hand", from, to, it.From)
 				}

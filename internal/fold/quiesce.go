@@ -42,13 +42,13 @@ func (s *State) QuiescePlan(reason string) *record.ToolResults {
 	}
 	res := &record.ToolResults{}
 	for _, id := range s.owed {
-		if r, ok := s.finished[id]; ok {
+		if r, ok := s.finished.get(id); ok {
 			res.Results = append(res.Results, r)
 			continue
 		}
-		name := s.callNames[id]
+		name := s.CallName(id)
 		r := record.ToolResult{CallID: id, IsError: true}
-		if s.started[id] {
+		if s.Started(id) {
 			r.Outcome = record.Interrupted
 			r.Content = fmt.Sprintf("%s was cut short when %s; it produced no result here, and any side effects it already had stand.", name, why)
 		} else {
@@ -62,10 +62,7 @@ func (s *State) QuiescePlan(reason string) *record.ToolResults {
 }
 
 // Finished returns the result an owed call's tool_finished event kept, if it kept one.
-func (s *State) Finished(callID string) (record.ToolResult, bool) {
-	r, ok := s.finished[callID]
-	return r, ok
-}
+func (s *State) Finished(callID string) (record.ToolResult, bool) { return s.finished.get(callID) }
 
 // judgeToolFinished refuses a kept result that could not answer its call: the quiesce plan would
 // put it in a tool_results record the fold must refuse. A tool_finished that keeps no result
@@ -84,8 +81,8 @@ func (s *State) applyToolFinished(b *record.ToolFinished) {
 		return
 	}
 	if b.Content == "" {
-		delete(s.finished, b.CallID)
+		s.finished.del(b.CallID)
 		return
 	}
-	s.finished[b.CallID] = record.ToolResult{CallID: b.CallID, Content: b.Content, IsError: b.IsError, Outcome: b.Outcome}
+	s.finished.put(b.CallID, record.ToolResult{CallID: b.CallID, Content: b.Content, IsError: b.IsError, Outcome: b.Outcome})
 }

@@ -14,52 +14,76 @@ import (
 //
 // Rendering is incremental: a turn's messages are built once, when its records land, and shared
 // by every later request, so the cost of a request is one slice append per frontier message.
-// The returned slice and its messages are shared with the state: they must not be modified, and
-// they are valid until the next record is applied (copy them to keep them longer). Context itself
-// does no work, so concurrent readers may call it.
-func (s *State) Context() []record.Message {
-	return s.rendered[:len(s.rendered):len(s.rendered)]
-}
+// The returned slice and its messages are shared with the state: they must not be modified. On a
+// snapshot they never change; on a state that goes on they are valid until the next record is
+// applied.
+func (s *State) Context() []record.Message { return s.rendered.view() }
 
 // refresh brings s.rendered up to date after a record was applied: the closed part of the
 // frontier (every turn but the newest, which may still grow) is extended as turns close and never
 // rewritten until an edit; the newest turn is rendered afresh after it.
 func (s *State) refresh() {
-	n := len(s.front)
-	newest := n > 0 && s.front[n-1].Residue < 0 && s.front[n-1].Turn == len(s.turns)-1
+	n := s.front.len()
+	newest := n > 0 && s.front.at(n-1).Residue < 0 && s.front.at(n-1).Turn == s.turns.len()-1
 	closed := n
 	if newest {
 		closed--
 	}
-	s.rendered = s.rendered[:s.tailStart]
+	at := s.tailStart
 	for ; s.renderedItems < closed; s.renderedItems++ {
-		s.rendered = s.renderItem(s.rendered, s.front[s.renderedItems])
+		at = s.renderAt(at, s.front.at(s.renderedItems))
 	}
-	s.tailStart = len(s.rendered)
+	s.tailStart = at
 	if newest {
-		s.rendered = s.renderItem(s.rendered, s.front[n-1])
+		at = s.renderAt(at, s.front.at(n-1))
 	}
+	s.rendered.cut(at)
 }
 
-// renderItem appends what a frontier item is sent as: a turn's messages, or a residue's message.
-func (s *State) renderItem(out []record.Message, it Item) []record.Message {
+// renderAt puts what a frontier item is sent as (a turn's messages, or a residue's message) at
+// position at of the rendered messages, and returns the position after it. A message already
+// there is left as it is when it is the same one: a turn's messages only grow, so re-rendering
+// the newest turn writes only what it gained, and a snapshot that holds the rest keeps it.
+func (s *State) renderAt(at int, it Item) int {
 	if it.Residue >= 0 {
-		return append(out, s.resMsgs[it.Residue])
+		s.putRendered(at, s.resMsgs.at(it.Residue))
+		return at + 1
 	}
-	return append(out, s.turns[it.Turn].Messages...)
+	for _, m := range s.turns.at(it.Turn).Messages {
+		s.putRendered(at, m)
+		at++
+	}
+	return at
+}
+
+func (s *State) putRendered(at int, m record.Message) {
+	if at < s.rendered.len() && sameMessage(s.rendered.at(at), m) {
+		return
+	}
+	s.rendered.put(at, m)
+}
+
+// sameMessage reports whether a and b are one message: the same role and the same parts, in the
+// same array. Messages are never edited in place (a steering line makes a new last message), so
+// this is equality without comparing the text.
+func sameMessage(a, b record.Message) bool {
+	if a.Role != b.Role || len(a.Parts) != len(b.Parts) {
+		return false
+	}
+	return len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0]
 }
 
 // invalidate renders the frontier anew after an edit, in a new array so that slices handed out
 // before the edit keep what they held.
 func (s *State) invalidate() {
-	s.rendered = nil
+	s.rendered = flat[record.Message]{}
 	s.renderedItems, s.tailStart = 0, 0
 	s.refresh()
 }
 
 // ResidueMessage renders residue i as the one user-voice message that stands for its span. Its
 // size does not depend on what it covers.
-func (s *State) ResidueMessage(i int) record.Message { return s.resMsgs[i] }
+func (s *State) ResidueMessage(i int) record.Message { return s.resMsgs.at(i) }
 
 func residueMessage(r Residue) record.Message {
 	return record.Message{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: ResidueText(r.From, r.To, r.Note)}}}

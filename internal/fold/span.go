@@ -37,27 +37,27 @@ func editErr(format string, args ...any) error {
 // with one residue item, a withdrawal cuts the tail), so reading it costs nothing and an edit
 // costs what it touches, not the length of the session. The slice is the state's own: read it,
 // do not modify or keep it past the next record.
-func (s *State) Frontier() []Item { return s.front[:len(s.front):len(s.front)] }
+func (s *State) Frontier() []Item { return s.front.view() }
 
 // rebuildFront derives the frontier from the turn table (after an inheritance).
 func (s *State) rebuildFront() {
-	s.front = s.front[:0]
+	s.front.cut(0)
 	last := -1
-	for i := range s.turns {
-		t := &s.turns[i]
+	for i := range s.turns.len() {
+		t := s.turns.at(i)
 		if t.Withdrawn {
 			continue
 		}
 		if t.Under < 0 {
-			s.front = append(s.front, Item{From: t.ID, To: t.ID, Residue: -1, Turn: i})
+			s.front.push(Item{From: t.ID, To: t.ID, Residue: -1, Turn: i})
 			continue
 		}
 		if t.Outer == last {
 			continue
 		}
 		last = t.Outer
-		r := s.residues[last]
-		s.front = append(s.front, Item{From: r.From, To: r.To, Residue: last, Turn: -1})
+		r := s.residues.at(last)
+		s.front.push(Item{From: r.From, To: r.To, Residue: last, Turn: -1})
 	}
 }
 
@@ -79,11 +79,11 @@ func (s *State) CheckEviction(from, to int64, note string) ([]Item, error) {
 		return nil, editErr("the span %d–%d runs backwards: from must not be after to", from, to)
 	}
 	for _, id := range []int64{from, to} {
-		i, ok := s.index[id]
+		i, ok := s.position(id)
 		if !ok {
 			return nil, editErr("turn %d is not recorded: the latest is %d", id, s.newest())
 		}
-		if s.turns[i].Withdrawn {
+		if s.turns.at(i).Withdrawn {
 			return nil, editErr("turn %d has already left your context (it was withdrawn)", id)
 		}
 	}
@@ -128,12 +128,13 @@ func (s *State) resolveEviction(seq int64, b *record.Evicted) ([]Item, error) {
 
 func (s *State) applyEviction(seq int64, b *record.Evicted) {
 	items, _ := s.CheckEviction(b.From, b.To, b.Note)
-	k := len(s.residues)
-	s.residues = append(s.residues, Residue{From: b.From, To: b.To, Note: b.Note, By: b.By, Parent: -1, Seq: seq})
-	s.resMsgs = append(s.resMsgs, residueMessage(s.residues[k]))
+	k := s.residues.len()
+	r := Residue{From: b.From, To: b.To, Note: b.Note, By: b.By, Parent: -1, Seq: seq}
+	s.residues.push(r)
+	s.resMsgs.push(residueMessage(r))
 	for _, it := range items {
 		if it.Residue >= 0 {
-			s.residues[it.Residue].Parent = k
+			s.residues.ptr(it.Residue).Parent = k
 			continue
 		}
 	}
@@ -141,10 +142,10 @@ func (s *State) applyEviction(seq int64, b *record.Evicted) {
 	// and every turn in it under the new residue at the outermost.
 	lo, hi := s.span(b.From, b.To)
 	for i := lo; i < hi; i++ {
-		t := &s.turns[i]
-		if t.Withdrawn {
+		if s.turns.at(i).Withdrawn {
 			continue
 		}
+		t := s.turns.ptr(i)
 		t.Outer = k
 		if t.Under >= 0 {
 			continue
@@ -152,27 +153,26 @@ func (s *State) applyEviction(seq int64, b *record.Evicted) {
 		t.Under = k
 		t.Messages = nil
 	}
-	first := sort.Search(len(s.front), func(i int) bool { return s.front[i].From >= b.From })
-	last := sort.Search(len(s.front), func(i int) bool { return s.front[i].To > b.To })
-	s.front[first] = Item{From: b.From, To: b.To, Residue: k, Turn: -1}
-	s.front = append(s.front[:first+1], s.front[last:]...)
+	front := s.front.mut()
+	first := sort.Search(len(front), func(i int) bool { return front[i].From >= b.From })
+	last := sort.Search(len(front), func(i int) bool { return front[i].To > b.To })
+	front[first] = Item{From: b.From, To: b.To, Residue: k, Turn: -1}
+	s.front.replace(append(front[:first+1], front[last:]...))
 	s.meta.UsageStale = true
 	s.invalidate()
 }
 
 // span returns the positions [lo, hi) of the turns with ids in [from, to].
 func (s *State) span(from, to int64) (int, int) {
-	lo := search(s.turns, from)
-	hi := search(s.turns, to+1)
-	return lo, hi
+	return s.search(from), s.search(to + 1)
 }
 
-// search returns the first position whose id is >= id.
-func search(turns []Turn, id int64) int {
-	lo, hi := 0, len(turns)
+// search returns the first position of the turn table whose id is >= id.
+func (s *State) search(id int64) int {
+	lo, hi := 0, s.turns.len()
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if turns[m].ID < id {
+		if s.turns.at(m).ID < id {
 			lo = m + 1
 		} else {
 			hi = m
@@ -186,16 +186,15 @@ func (s *State) CheckRewind(anchor int64) error {
 	if s.phase == AwaitingToolResults {
 		return editErr("tool results are owed for turn %d: a rewind waits for the tool batch to be answered", s.newest())
 	}
-	i, ok := s.index[anchor]
+	t, ok := s.Turn(anchor)
 	if !ok {
 		return editErr("turn %d is not recorded: the latest is %d", anchor, s.newest())
 	}
-	t := s.turns[i]
 	if t.Withdrawn {
 		return editErr("turn %d has already been withdrawn", anchor)
 	}
 	if t.Under >= 0 {
-		o := s.residues[t.Outer]
+		o := s.residues.at(t.Outer)
 		if o.From < anchor {
 			return editErr("turn %d lies under the residue over %d–%d: rewind to %d, or to a turn after %d", anchor, o.From, o.To, o.From, o.To)
 		}
@@ -214,30 +213,20 @@ func (s *State) judgeRewound(seq int64, b *record.Rewound) error {
 // Withdrawn turns keep their ids; the next turn still takes high+1. Nothing is owed afterwards
 // (a withdrawal is refused while results are owed), so the session is ready for a prompt.
 func (s *State) withdrawFrom(anchor int64) {
-	for i := search(s.turns, anchor); i < len(s.turns); i++ {
-		s.turns[i].Withdrawn = true
-		s.turns[i].Messages = nil
+	for i := s.search(anchor); i < s.turns.len(); i++ {
+		t := s.turns.ptr(i)
+		t.Withdrawn = true
+		t.Messages = nil
 	}
-	for i := range s.residues {
-		if s.residues[i].From >= anchor {
-			s.residues[i].Withdrawn = true
+	for i := range s.residues.len() {
+		if r := s.residues.at(i); r.From >= anchor && !r.Withdrawn {
+			s.residues.ptr(i).Withdrawn = true
 		}
 	}
-	s.front = s.front[:sort.Search(len(s.front), func(i int) bool { return s.front[i].From >= anchor })]
+	s.front.cut(sort.Search(s.front.len(), func(i int) bool { return s.front.at(i).From >= anchor }))
 	s.phase = ReadyForUser
 	s.meta.UsageStale = true
 	s.invalidate()
-}
-
-// clone returns a copy of the state that an eviction may be applied to without touching s. Maps
-// that an eviction never writes are shared.
-func (s *State) clone() *State {
-	c := *s
-	c.turns = append([]Turn(nil), s.turns...)
-	c.residues = append([]Residue(nil), s.residues...)
-	c.resMsgs = append([]record.Message(nil), s.resMsgs...)
-	c.front = append([]Item(nil), s.front...)
-	return &c
 }
 
 // PreviewEviction judges an eviction the model asks for from inside a tool batch, and returns the
@@ -245,7 +234,7 @@ func (s *State) clone() *State {
 // change neither the frontier nor the unclosed turn, so the judgement is the one the fold will
 // make then; only the owed-results guard is skipped.
 func (s *State) PreviewEviction(from, to int64, note string) (*State, error) {
-	c := s.clone()
+	c := s.Clone()
 	if c.phase == AwaitingToolResults {
 		c.phase = AwaitingAssistantAfterToolResults
 	}

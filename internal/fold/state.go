@@ -15,7 +15,9 @@
 package fold
 
 import (
+	"errors"
 	"fmt"
+	"iter"
 	"slices"
 
 	"github.com/reinhq/rein/internal/record"
@@ -100,43 +102,47 @@ type Residue struct {
 }
 
 // State is the folded state of one session. The zero value is not ready; use New.
+//
+// A State is a value: Clone and Snapshot copy it in time that grows with the turn table by one
+// slice header per 64 turns (persist.go), and what a copy holds never changes when the other
+// goes on. Every field is a scalar, a persistent container, or a slice replaced whole.
 type State struct {
 	phase    Phase
 	seq      int64 // the last record applied
 	last     int64 // its time, unix ms
 	protocol int   // protocol records applied
 	system   string
-	turns    []Turn
-	index    map[int64]int // turn id → position in turns
-	high     int64         // the highest turn id ever recorded in this lineage
-	residues []Residue
-	resMsgs  []record.Message // resMsgs[i] renders residues[i]
+	turns    vec[Turn] // in id order: ids only grow, so a turn is found by binary search
+	high     int64     // the highest turn id ever recorded in this lineage
+	residues flat[Residue]
+	resMsgs  flat[record.Message] // resMsgs[i] renders residues[i]
 
 	// The rendered closed part of the frontier (see Context).
-	rendered      []record.Message
-	renderedItems int    // frontier items rendered into the closed part
-	tailStart     int    // where the newest turn's messages begin in rendered
-	front         []Item // the frontier, kept as records land
+	rendered      flat[record.Message]
+	renderedItems int        // frontier items rendered into the closed part
+	tailStart     int        // where the newest turn's messages begin in rendered
+	front         flat[Item] // the frontier, kept as records land
 
-	owed      []string // call ids the newest assistant turn still owes, in call order
-	callNames map[string]string
-	started   map[string]bool              // owed calls with a tool_started event
-	finished  map[string]record.ToolResult // owed calls whose tool_finished kept the result
-	seen      map[string]bool              // every tool-call id ever recorded in this session
+	owed      []string                         // call ids the newest assistant turn still owes, in call order; replaced whole
+	started   table[string, bool]              // owed calls with a tool_started event
+	finished  table[string, record.ToolResult] // owed calls whose tool_finished kept the result
+	callNames table[string, string]            // every tool call ever recorded in this session: id → tool name
 
 	parent   string // the parent session of an inherited record
 	inFlight bool   // an exchange was taken up and not yet quiesced
 	parked   bool
 	meta     Meta
-	subs     map[string]*Submission
-	subOrder []string
-	stops    map[string]record.Stop         // host Stop presses by operation id
-	stopped  int64                          // the Stop that interrupted the newest exchange, or 0
-	edits    map[string]int64               // host context edits (evict, rewind, clear) by operation id → seq
-	asked    []Approval                     // approvals asked of the person and not yet answered, in order
-	answers  map[string]record.Approval     // answers to approvals by operation id
-	replies  map[string]record.Approval     // answers to approvals by call id
-	models   map[string]record.ModelChanged // model switches by operation id
+	subs     vec[Submission]                    // in the order they were accepted
+	subAt    table[string, int]                 // submission id → position in subs
+	stops    table[string, record.Stop]         // host Stop presses by operation id
+	stopped  int64                              // the Stop that interrupted the newest exchange, or 0
+	edits    table[string, int64]               // host context edits (evict, rewind, clear) by operation id → seq
+	asked    []Approval                         // approvals asked of the person and not yet answered, in order; replaced whole
+	answers  table[string, record.Approval]     // answers to approvals by operation id
+	replies  table[string, record.Approval]     // answers to approvals by call id
+	models   table[string, record.ModelChanged] // model switches by operation id
+
+	frozen bool // a snapshot: shared by its readers, so Step refuses it
 }
 
 // Approval is a tool call waiting for the person's answer (permission mode ask).
@@ -182,21 +188,44 @@ type Meta struct {
 }
 
 // New returns the state of an empty session.
-func New() *State {
-	return &State{
-		index:     map[int64]int{},
-		callNames: map[string]string{},
-		started:   map[string]bool{},
-		finished:  map[string]record.ToolResult{},
-		seen:      map[string]bool{},
-		subs:      map[string]*Submission{},
-		stops:     map[string]record.Stop{},
-		edits:     map[string]int64{},
-		answers:   map[string]record.Approval{},
-		replies:   map[string]record.Approval{},
-		models:    map[string]record.ModelChanged{},
-	}
+func New() *State { return &State{} }
+
+// Clone returns a copy of s to which records may be applied without touching s, nor s changed
+// without touching the copy. It shares what it can (persist.go): its cost grows with the turn
+// table by one slice header per 64 turns, not with what the turns hold. Clone writes s's
+// bookkeeping, so only s's owner may call it, unless s is a snapshot: cloning a snapshot only
+// reads it.
+func (s *State) Clone() *State {
+	c := *s
+	c.frozen = false
+	c.turns = s.turns.share()
+	c.residues = s.residues.share()
+	c.resMsgs = s.resMsgs.share()
+	c.rendered = s.rendered.share()
+	c.front = s.front.share()
+	c.started = s.started.share()
+	c.finished = s.finished.share()
+	c.callNames = s.callNames.share()
+	c.subs = s.subs.share()
+	c.subAt = s.subAt.share()
+	c.stops = s.stops.share()
+	c.edits = s.edits.share()
+	c.answers = s.answers.share()
+	c.replies = s.replies.share()
+	c.models = s.models.share()
+	return &c
 }
+
+// Snapshot returns a copy of s that never changes, for readers on other goroutines while s goes
+// on: any number of them may read it (and Clone it) at once. Step refuses a snapshot.
+func (s *State) Snapshot() *State {
+	c := s.Clone()
+	c.frozen = true
+	return c
+}
+
+// ErrSnapshot is Step's answer on a snapshot.
+var ErrSnapshot = errors.New("a snapshot of a session's state is read-only: Clone it to apply records")
 
 // Refusal is the fold's judgement that a record may not be applied. Seq is the record's number.
 type Refusal struct {
@@ -213,6 +242,9 @@ func refuse(seq int64, format string, args ...any) error {
 // Step judges r against the state and, if it is admissible, applies it. On a refusal the state is
 // unchanged: every check runs before the first change.
 func (s *State) Step(r record.Record) error {
+	if s.frozen {
+		return ErrSnapshot
+	}
 	if r.Seq != s.seq+1 {
 		return refuse(r.Seq, "arrives after record %d: sequence numbers must follow one another", s.seq)
 	}
@@ -348,7 +380,10 @@ func (s *State) High() int64 { return s.high }
 func (s *State) Owed() []string { return append([]string(nil), s.owed...) }
 
 // Started reports whether an owed call had a tool_started event.
-func (s *State) Started(callID string) bool { return s.started[callID] }
+func (s *State) Started(callID string) bool {
+	v, _ := s.started.get(callID)
+	return v
+}
 
 // InFlight reports whether an exchange was taken up and not yet quiesced.
 func (s *State) InFlight() bool { return s.inFlight }
@@ -365,28 +400,50 @@ func (s *State) Parent() string { return s.parent }
 // Protocol returns how many protocol records were applied.
 func (s *State) Protocol() int { return s.protocol }
 
-// Turns returns the turn table in id order. The slice is the state's own: do not modify it.
-func (s *State) Turns() []Turn { return s.turns }
+// Turns returns the turn table in id order, with each row's position (the Turn of a frontier
+// Item).
+func (s *State) Turns() iter.Seq2[int, Turn] {
+	return func(yield func(int, Turn) bool) {
+		for i := range s.turns.len() {
+			if !yield(i, s.turns.at(i)) {
+				return
+			}
+		}
+	}
+}
+
+// NumTurns returns the number of rows of the turn table.
+func (s *State) NumTurns() int { return s.turns.len() }
+
+// TurnAt returns the row at position i of the turn table (the Turn of a frontier Item).
+func (s *State) TurnAt(i int) Turn { return s.turns.at(i) }
 
 // Turn returns the row with the given id.
 func (s *State) Turn(id int64) (Turn, bool) {
-	i, ok := s.index[id]
+	i, ok := s.position(id)
 	if !ok {
 		return Turn{}, false
 	}
-	return s.turns[i], true
+	return s.turns.at(i), true
+}
+
+// position returns where the row with the given id sits in the turn table.
+func (s *State) position(id int64) (int, bool) {
+	i := s.search(id)
+	return i, i < s.turns.len() && s.turns.at(i).ID == id
 }
 
 // Residues returns every residue ever left, in the order they were made.
-func (s *State) Residues() []Residue { return s.residues }
+func (s *State) Residues() []Residue { return s.residues.view() }
 
 // Unclosed returns the id of the turn being written — the newest turn while the phase is not
 // ReadyForUser — or 0 when there is none.
 func (s *State) Unclosed() int64 {
-	if s.phase == ReadyForUser || len(s.turns) == 0 {
+	n := s.turns.len()
+	if s.phase == ReadyForUser || n == 0 {
 		return 0
 	}
-	t := s.turns[len(s.turns)-1]
+	t := s.turns.at(n - 1)
 	if t.Withdrawn {
 		return 0
 	}
@@ -394,34 +451,33 @@ func (s *State) Unclosed() int64 {
 }
 
 func (s *State) newest() int64 {
-	if len(s.turns) == 0 {
+	n := s.turns.len()
+	if n == 0 {
 		return 0
 	}
-	return s.turns[len(s.turns)-1].ID
+	return s.turns.at(n - 1).ID
 }
 
 func (s *State) noteEdit(op string, seq int64) {
 	if op != "" {
-		s.edits[op] = seq
+		s.edits.put(op, seq)
 	}
 }
 
 // EditByOp returns the record number of the context edit a host operation id made.
-func (s *State) EditByOp(op string) (int64, bool) {
-	seq, ok := s.edits[op]
-	return seq, ok
-}
+func (s *State) EditByOp(op string) (int64, bool) { return s.edits.get(op) }
 
 func (s *State) applyApproval(seq int64, b *record.Approval) {
-	s.asked = slices.DeleteFunc(s.asked, func(a Approval) bool { return a.CallID == b.CallID })
+	asked := slices.DeleteFunc(slices.Clone(s.asked), func(a Approval) bool { return a.CallID == b.CallID })
 	if b.State == record.ApprovalAsked {
-		s.asked = append(s.asked, Approval{CallID: b.CallID, Name: b.Name, Args: b.Args, Seq: seq})
+		asked = append(asked, Approval{CallID: b.CallID, Name: b.Name, Args: b.Args, Seq: seq})
 	}
+	s.asked = asked
 	if b.Op != "" {
-		s.answers[b.Op] = *b
+		s.answers.put(b.Op, *b)
 	}
 	if b.State != record.ApprovalAsked {
-		s.replies[b.CallID] = *b
+		s.replies.put(b.CallID, *b)
 	}
 }
 
@@ -444,10 +500,7 @@ func (s *State) judgeApproval(seq int64, b *record.Approval) error {
 }
 
 // ApprovalAnswer returns the person's answer to call id, once one is recorded.
-func (s *State) ApprovalAnswer(callID string) (record.Approval, bool) {
-	v, ok := s.replies[callID]
-	return v, ok
-}
+func (s *State) ApprovalAnswer(callID string) (record.Approval, bool) { return s.replies.get(callID) }
 
 // Approvals returns the tool calls waiting for the person's answer, oldest first.
 func (s *State) Approvals() []Approval { return slices.Clone(s.asked) }
@@ -463,16 +516,10 @@ func (s *State) Approval(callID string) (Approval, bool) {
 }
 
 // ApprovalByOp returns the answer a host operation id recorded.
-func (s *State) ApprovalByOp(op string) (record.Approval, bool) {
-	v, ok := s.answers[op]
-	return v, ok
-}
+func (s *State) ApprovalByOp(op string) (record.Approval, bool) { return s.answers.get(op) }
 
 // ModelByOp returns the model switch a host operation id recorded.
-func (s *State) ModelByOp(op string) (record.ModelChanged, bool) {
-	v, ok := s.models[op]
-	return v, ok
-}
+func (s *State) ModelByOp(op string) (record.ModelChanged, bool) { return s.models.get(op) }
 
 func (s *State) applyEvent(r record.Record) {
 	switch b := r.Body.(type) {
@@ -498,15 +545,13 @@ func (s *State) applyEvent(r record.Record) {
 			s.meta.ContextWindow = b.ContextWindow
 		}
 		if b.Op != "" {
-			s.models[b.Op] = *b
+			s.models.put(b.Op, *b)
 		}
 	case *record.Approval:
 		s.applyApproval(r.Seq, b)
 	case *record.ToolStarted:
-		for _, id := range s.owed {
-			if id == b.CallID {
-				s.started[id] = true
-			}
+		if slices.Contains(s.owed, b.CallID) {
+			s.started.put(b.CallID, true)
 		}
 	case *record.ToolFinished:
 		s.applyToolFinished(b)

@@ -2,6 +2,7 @@ package fold
 
 import (
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/reinhq/rein/internal/record"
@@ -145,7 +146,7 @@ func next(from record.SubmissionState) string {
 // judgeMove refuses a step of submission id to state to, made by a record of kind by, that the
 // table does not admit.
 func (s *State) judgeMove(seq int64, id string, to record.SubmissionState, by record.Kind) error {
-	v, ok := s.subs[id]
+	v, ok := s.Submission(id)
 	switch {
 	case to == record.SubmissionDelivered && by == record.KindSubmission:
 		return refuse(seq, "marks submission %s delivered: a submission is delivered only by the prompt or the steering that carries it", id)
@@ -179,7 +180,7 @@ func (s *State) judgeSubmission(seq int64, b *record.Submission) error {
 			}
 		}
 	case record.SubmissionHanded:
-		v := s.subs[b.ID]
+		v, _ := s.Submission(b.ID)
 		switch {
 		case v.Queue:
 			return refuse(seq, "hands submission %s to the running exchange, but it was sent queued: it waits for the next exchange", b.ID)
@@ -202,12 +203,13 @@ func (s *State) judgeDelivery(seq int64, id string, by record.Kind) error {
 }
 
 func (s *State) applySubmission(seq int64, b *record.Submission) {
-	v, ok := s.subs[b.ID]
+	i, ok := s.subAt.get(b.ID)
 	if !ok {
-		v = &Submission{ID: b.ID}
-		s.subs[b.ID] = v
-		s.subOrder = append(s.subOrder, b.ID)
+		i = s.subs.len()
+		s.subs.push(Submission{ID: b.ID})
+		s.subAt.put(b.ID, i)
 	}
+	v := s.subs.ptr(i)
 	v.State, v.Seq = b.State, seq
 	if b.Op != "" {
 		v.Op = b.Op
@@ -221,7 +223,8 @@ func (s *State) applySubmission(seq int64, b *record.Submission) {
 
 // deliver marks a host submission delivered by the prompt or steering that carries it.
 func (s *State) deliver(id string, seq int64) {
-	if v, ok := s.subs[id]; ok && id != "" {
+	if i, ok := s.subAt.get(id); ok && id != "" {
+		v := s.subs.ptr(i)
 		v.State, v.Seq = record.SubmissionDelivered, seq
 	}
 }
@@ -233,8 +236,9 @@ func (s *State) takeUp() { s.stopped = 0 }
 // handBack ends the exchange's hold on the submissions handed to it and not delivered: they are
 // accepted again and wait for the next exchange (the quiesced event of seq).
 func (s *State) handBack(seq int64) {
-	for _, id := range s.subOrder {
-		if v := s.subs[id]; v.State == record.SubmissionHanded {
+	for i := range s.subs.len() {
+		if s.subs.at(i).State == record.SubmissionHanded {
+			v := s.subs.ptr(i)
 			v.State, v.Seq = record.SubmissionAccepted, seq
 		}
 	}
@@ -243,11 +247,11 @@ func (s *State) handBack(seq int64) {
 // judgeStop judges a host Stop: a press is recorded once, and what it names withdrawn was
 // withdrawn (by the submission events of the same write, just before it).
 func (s *State) judgeStop(seq int64, b *record.Stop) error {
-	if prev, ok := s.stops[b.Op]; ok && b.Op != "" {
+	if prev, ok := s.stops.get(b.Op); ok && b.Op != "" {
 		return refuse(seq, "records a second Stop under operation %s (the first withdrew %d and interrupted %v): every press has its own operation id", b.Op, len(prev.Withdrawn), prev.Interrupted)
 	}
 	for _, id := range b.Withdrawn {
-		v, ok := s.subs[id]
+		v, ok := s.Submission(id)
 		switch {
 		case !ok:
 			return refuse(seq, "is a Stop naming submission %s withdrawn, which was never accepted", id)
@@ -259,7 +263,7 @@ func (s *State) judgeStop(seq int64, b *record.Stop) error {
 }
 
 func (s *State) applyStop(seq int64, b *record.Stop) {
-	s.stops[b.Op] = *b
+	s.stops.put(b.Op, *b)
 	if b.Interrupted {
 		s.stopped = seq
 	}
@@ -270,29 +274,40 @@ func (s *State) applyStop(seq int64, b *record.Stop) {
 // reply that arrives after it is recorded without waking the agent.
 func (s *State) Stopped() bool { return s.stopped > 0 }
 
+// allSubs yields the host submissions in the order they were accepted.
+func (s *State) allSubs() iter.Seq[Submission] {
+	return func(yield func(Submission) bool) {
+		for i := range s.subs.len() {
+			if !yield(s.subs.at(i)) {
+				return
+			}
+		}
+	}
+}
+
 // Submissions returns the host submissions in the order they were accepted.
 func (s *State) Submissions() []Submission {
-	out := make([]Submission, 0, len(s.subOrder))
-	for _, id := range s.subOrder {
-		out = append(out, *s.subs[id])
+	out := make([]Submission, 0, s.subs.len())
+	for v := range s.allSubs() {
+		out = append(out, v)
 	}
 	return out
 }
 
 // Submission returns one host submission by id.
 func (s *State) Submission(id string) (Submission, bool) {
-	v, ok := s.subs[id]
+	i, ok := s.subAt.get(id)
 	if !ok {
 		return Submission{}, false
 	}
-	return *v, true
+	return s.subs.at(i), true
 }
 
 // SubmissionByOp returns the submission a host operation id created.
 func (s *State) SubmissionByOp(op string) (Submission, bool) {
-	for _, id := range s.subOrder {
-		if v := s.subs[id]; v.Op == op {
-			return *v, true
+	for v := range s.allSubs() {
+		if v.Op == op {
+			return v, true
 		}
 	}
 	return Submission{}, false
@@ -300,6 +315,5 @@ func (s *State) SubmissionByOp(op string) (Submission, bool) {
 
 // StopByOp returns the Stop recorded under a host operation id.
 func (s *State) StopByOp(op string) (record.Stop, bool) {
-	v, ok := s.stops[op]
-	return v, ok
+	return s.stops.get(op)
 }

@@ -32,10 +32,10 @@ func (s *State) Survey() Survey {
 	for _, it := range items {
 		var r Row
 		if it.Residue >= 0 {
-			res := s.residues[it.Residue]
+			res := s.residues.at(it.Residue)
 			r = Row{From: res.From, To: res.To, Role: record.User, Kind: Residual, Label: label(res.Note), Bytes: MessageSize(s.ResidueMessage(it.Residue)), Held: "resident"}
 		} else {
-			t := s.turns[it.Turn]
+			t := s.turns.at(it.Turn)
 			r = Row{From: t.ID, To: t.ID, Role: t.Role, Kind: t.Kind, Label: t.Label, Bytes: t.Bytes, Held: "resident"}
 		}
 		sv.Bytes += r.Bytes
@@ -46,8 +46,8 @@ func (s *State) Survey() Survey {
 
 // Index returns every recorded turn with where it is held: the transcript tool's index.
 func (s *State) Index() []Row {
-	rows := make([]Row, 0, len(s.turns))
-	for _, t := range s.turns {
+	rows := make([]Row, 0, s.turns.len())
+	for _, t := range s.Turns() {
 		rows = append(rows, Row{From: t.ID, To: t.ID, Role: t.Role, Kind: t.Kind, Label: t.Label, Bytes: t.Bytes, Held: s.held(t)})
 	}
 	return rows
@@ -58,7 +58,7 @@ func (s *State) held(t Turn) string {
 	case t.Withdrawn:
 		return "withdrawn"
 	case t.Under >= 0:
-		r := s.residues[t.Under]
+		r := s.residues.at(t.Under)
 		return fmt.Sprintf("under [%d, %d]", r.From, r.To)
 	}
 	return "resident"
@@ -86,13 +86,13 @@ type Stats struct {
 
 // Stats summarises the state.
 func (s *State) Stats() Stats {
-	st := Stats{Records: s.seq, Turns: len(s.turns), Phase: s.phase}
-	for _, t := range s.turns {
+	st := Stats{Records: s.seq, Turns: s.turns.len(), Phase: s.phase}
+	for _, t := range s.Turns() {
 		if !t.Withdrawn && t.Under < 0 {
 			st.Resident++
 		}
 	}
-	for _, r := range s.residues {
+	for _, r := range s.residues.view() {
 		if !r.Withdrawn {
 			st.Residues++
 		}

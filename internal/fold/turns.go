@@ -50,7 +50,7 @@ func (s *State) judgeSteering(seq int64, b *record.Steering) error {
 	switch {
 	case s.phase.awaitingAssistant():
 		return nil
-	case s.phase == ReadyForUser && b.Source == "nudge" && len(s.turns) > 0 && !s.turns[len(s.turns)-1].Withdrawn:
+	case s.phase == ReadyForUser && b.Source == "nudge" && s.turns.len() > 0 && !s.turns.at(s.turns.len()-1).Withdrawn:
 		return nil
 	case s.phase == AwaitingToolResults:
 		return refuse(seq, "is foreign protocol data: steering arrived while tool results were owed for turn %d; was record.jsonl edited by hand?", s.newest())
@@ -100,7 +100,7 @@ func (s *State) judgeAssistant(seq int64, b *record.AssistantMessage) error {
 		case record.PartToolResult, record.PartImage:
 			return refuse(seq, "is an assistant message with a %s part, which only a user message may carry", p.Type)
 		case record.PartToolCall:
-			if s.seen[p.CallID] || ids[p.CallID] {
+			if s.callNames.has(p.CallID) || ids[p.CallID] {
 				return refuse(seq, "repeats tool-call id %q: call ids are unique within a session", p.CallID)
 			}
 			ids[p.CallID] = true
@@ -241,11 +241,10 @@ func (s *State) phaseWords() string {
 func (s *State) addTurn(t Turn) {
 	t.Under, t.Outer = -1, -1
 	t.Bytes = messagesSize(t.Messages)
-	s.index[t.ID] = len(s.turns)
 	if !t.Withdrawn {
-		s.front = append(s.front, Item{From: t.ID, To: t.ID, Residue: -1, Turn: len(s.turns)})
+		s.front.push(Item{From: t.ID, To: t.ID, Residue: -1, Turn: s.turns.len()})
 	}
-	s.turns = append(s.turns, t)
+	s.turns.push(t)
 	if t.ID > s.high {
 		s.high = t.ID
 	}
@@ -278,12 +277,10 @@ func PromptMessage(b *record.UserPrompt) record.Message {
 }
 
 func (s *State) applySteering(seq int64, b *record.Steering) {
-	i := len(s.turns) - 1
-	t := s.turns[i]
+	t := s.turns.ptr(s.turns.len() - 1)
 	t.Messages = appendUserText(t.Messages, b.Text)
 	t.Seqs = append(t.Seqs[:len(t.Seqs):len(t.Seqs)], seq)
 	t.Bytes = messagesSize(t.Messages)
-	s.turns[i] = t
 	s.phase = AwaitingAssistantAfterUser
 	s.deliver(b.Submission, seq)
 }
@@ -316,14 +313,13 @@ func (s *State) applyImport(seq int64, b *record.Import) {
 func (s *State) applyAssistant(seq int64, b *record.AssistantMessage) {
 	m := record.Message{Role: record.Assistant, Parts: b.Parts}
 	s.addTurn(Turn{ID: b.Turn, Role: record.Assistant, Kind: Own, Label: messageLabel(m), Messages: []record.Message{m}, Seqs: []int64{seq}})
-	s.owed = s.owed[:0]
-	clear(s.started)
-	clear(s.finished)
+	s.owed = nil
+	s.started = table[string, bool]{}
+	s.finished = table[string, record.ToolResult]{}
 	for _, p := range b.Parts {
 		if p.Type == record.PartToolCall {
 			s.owed = append(s.owed, p.CallID)
-			s.seen[p.CallID] = true
-			s.callNames[p.CallID] = p.Name
+			s.callNames.put(p.CallID, p.Name)
 		}
 	}
 	if len(s.owed) > 0 {
@@ -335,18 +331,16 @@ func (s *State) applyAssistant(seq int64, b *record.AssistantMessage) {
 }
 
 func (s *State) applyToolResults(seq int64, b *record.ToolResults) {
-	i := len(s.turns) - 1
-	t := s.turns[i]
+	t := s.turns.ptr(s.turns.len() - 1)
 	m := ResultsMessage(b)
 	msgs := make([]record.Message, len(t.Messages), len(t.Messages)+1)
 	copy(msgs, t.Messages)
 	t.Messages = append(msgs, m)
 	t.Seqs = append(t.Seqs[:len(t.Seqs):len(t.Seqs)], seq)
 	t.Bytes = messagesSize(t.Messages)
-	s.turns[i] = t
-	s.owed = s.owed[:0]
-	clear(s.started)
-	clear(s.finished)
+	s.owed = nil
+	s.started = table[string, bool]{}
+	s.finished = table[string, record.ToolResult]{}
 	s.phase = AwaitingAssistantAfterToolResults
 }
 
@@ -360,7 +354,10 @@ func ResultsMessage(b *record.ToolResults) record.Message {
 }
 
 // CallName returns the tool name of a call recorded in this session.
-func (s *State) CallName(callID string) string { return s.callNames[callID] }
+func (s *State) CallName(callID string) string {
+	name, _ := s.callNames.get(callID)
+	return name
+}
 
 const labelMax = 50
 

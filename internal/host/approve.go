@@ -32,11 +32,9 @@ func (c *Conv) buildAgent(sess *session.Session) (*agent.Agent, error) {
 		return c.h.cfg.NewAgent(sess)
 	}
 	s := Setup{Provider: c.h.cfg.Provider, Model: c.h.cfg.Model, Approver: c.approver(sess)}
-	sess.Read(func(st *fold.State) {
-		if m := st.Meta(); m.Chosen && m.Provider == s.Provider && m.Model != "" {
-			s.Model = m.Model
-		}
-	})
+	if m := sess.Snapshot().Meta(); m.Chosen && m.Provider == s.Provider && m.Model != "" {
+		s.Model = m.Model
+	}
 	return c.h.cfg.NewAgentFor(sess, s)
 }
 
@@ -68,9 +66,7 @@ func (c *Conv) approver(sess *session.Session) tool.Approver {
 		}
 		for {
 			c.mu.Lock()
-			var answer record.Approval
-			var ok bool
-			sess.Read(func(st *fold.State) { answer, ok = st.ApprovalAnswer(call.ID) })
+			answer, ok := sess.Snapshot().ApprovalAnswer(call.ID)
 			if c.answered == nil {
 				c.answered = make(chan struct{})
 			}
@@ -149,14 +145,9 @@ func (c *Conv) SetModel(op, model, provider string) (api.ModelResult, error) {
 		return api.ModelResult{}, err
 	}
 	defer c.restLocked()
-	var prev record.ModelChanged
-	var seen, working bool
-	var meta fold.Meta
-	c.sess.Read(func(st *fold.State) {
-		prev, seen = st.ModelByOp(op)
-		working = api.Working(StateOf(st))
-		meta = st.Meta()
-	})
+	st := c.sess.Snapshot()
+	prev, seen := st.ModelByOp(op)
+	working, meta := api.Working(StateOf(st)), st.Meta()
 	if seen {
 		if prev.Model != model || (provider != "" && prev.Provider != provider) {
 			return api.ModelResult{}, errf(api.OpConflict, "operation %s already switched to %s %s; use a new op_id for a new switch", op, prev.Provider, prev.Model)

@@ -29,9 +29,7 @@ func (c *Conv) arrived(ag *agent.Agent) {
 	if c.ag != ag || c.ex != nil || c.h.ctx.Err() != nil {
 		return // a put-away agent; or the running exchange takes it (its boundary, or finish)
 	}
-	var closed bool
-	c.sess.Read(func(st *fold.State) { closed = st.Meta().Closed })
-	if closed {
+	if c.sess.Snapshot().Meta().Closed {
 		return
 	}
 	c.last = c.h.cfg.Now()
@@ -70,9 +68,7 @@ func (c *Conv) afterExchangeLocked() {
 	if c.ex != nil || c.ag.Arrivals() == 0 {
 		return
 	}
-	var stopped bool
-	c.sess.Read(func(st *fold.State) { stopped = st.Stopped() })
-	if stopped {
+	if c.sess.Snapshot().Stopped() {
 		if err := c.ag.RecordArrivals(fold.Cancelled); err != nil {
 			fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
 		}

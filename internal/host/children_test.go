@@ -39,8 +39,8 @@ func newKin(t testing.TB) *kin {
 
 // configure is the rig's agent option.
 func (k *kin) configure(cfg *agent.Config) {
-	inner := cfg.Wire
-	cfg.Wire = &heldWire{Wire: inner, before: func(ctx context.Context) error {
+	inner := cfg.Client
+	cfg.Client = &heldWire{Model: inner, before: func(ctx context.Context) error {
 		k.mu.Lock()
 		k.sends++
 		hold := k.holdAt == k.sends
@@ -79,7 +79,7 @@ func (k *kin) spawn(parent *agent.Agent, inherit bool) (*agent.Agent, error) {
 	}
 	cfg := parent.Config()
 	cfg.Session, cfg.AwaitChildren = sess, true
-	cfg.Wire = &heldWire{Wire: cfg.Wire.(*heldWire).Wire, before: func(ctx context.Context) error {
+	cfg.Client = &heldWire{Model: cfg.Client.(*heldWire).Model, before: func(ctx context.Context) error {
 		select {
 		case <-k.answer:
 			return nil
@@ -110,9 +110,10 @@ func (k *kin) child() *session.Session {
 	}
 }
 
-// heldWire calls before ahead of each Send; an error from it ends the Send as a Stop would.
+// heldWire wraps a client: it calls before ahead of each Send; an error from it ends the Send as a
+// Stop would.
 type heldWire struct {
-	agent.Wire
+	provider.Model
 	before func(ctx context.Context) error
 }
 
@@ -120,7 +121,7 @@ func (w *heldWire) Send(ctx context.Context, b []byte, on func(provider.Event)) 
 	if err := w.before(ctx); err != nil {
 		return provider.Reply{}, &provider.Error{Class: provider.Cancelled, Message: err.Error(), Err: err}
 	}
-	return w.Wire.Send(ctx, b, on)
+	return w.Model.Send(ctx, b, on)
 }
 
 func protocolKinds(recs []record.Record) []string {

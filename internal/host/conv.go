@@ -107,13 +107,11 @@ func (c *Conv) openLocked() error {
 	// A conversation this host let rest is settled. One that is not was written since by another
 	// process (a rein run, another host) that died or was killed mid-exchange: settle it now, as a
 	// restart would, before anything is taken up.
-	var unsettled bool
-	sess.Read(func(st *fold.State) {
-		unsettled = st.InFlight() || !st.IsReady()
-		for _, sub := range st.Submissions() {
-			unsettled = unsettled || sub.State == record.SubmissionDelivered
-		}
-	})
+	st := sess.Snapshot()
+	unsettled := st.InFlight() || !st.IsReady()
+	for _, sub := range st.Submissions() {
+		unsettled = unsettled || sub.State == record.SubmissionDelivered
+	}
 	if unsettled {
 		if err := c.reconcileLocked(); err != nil {
 			return errors.Join(fmt.Errorf("open conversation %s: %w", c.id, err), c.closeLocked())
@@ -224,11 +222,8 @@ func (c *Conv) recover() error {
 // accepted but never delivered are rejected as "host restarted" (fold.RestartPlan), so nothing is
 // delivered twice and nothing is silently dropped.
 func (c *Conv) reconcileLocked() error {
-	var unsettled bool
-	var cwd string
-	c.sess.Read(func(st *fold.State) { unsettled, cwd = st.InFlight() || !st.IsReady(), st.Meta().Cwd })
-	if unsettled {
-		if err := c.ag.Settle(cwd, c.h.cfg.Version); err != nil {
+	if st := c.sess.Snapshot(); st.InFlight() || !st.IsReady() {
+		if err := c.ag.Settle(st.Meta().Cwd, c.h.cfg.Version); err != nil {
 			return err
 		}
 	}
@@ -256,7 +251,7 @@ func (c *Conv) rowLocked() (Row, error) {
 	}
 	var v view
 	if c.sess != nil {
-		c.sess.Read(func(st *fold.State) { v = viewOf(c.id, st) })
+		v = viewOf(c.id, c.sess.Snapshot())
 	} else {
 		st, _, err := session.Replay(c.h.cfg.Session.FS, c.path)
 		if err != nil {
@@ -332,11 +327,7 @@ func (c *Conv) restingLocked(r Row) view {
 	return v
 }
 
-func (c *Conv) liveLocked() view {
-	var v view
-	c.sess.Read(func(st *fold.State) { v = viewOf(c.id, st) })
-	return v
-}
+func (c *Conv) liveLocked() view { return viewOf(c.id, c.sess.Snapshot()) }
 
 // Send accepts a message. It returns as soon as the submission is durable; delivery happens
 // behind it, in order. A repeat of op with the same payload answers the recorded outcome.
@@ -353,12 +344,9 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 		return api.SendResult{}, err
 	}
 	defer c.restLocked()
-	var prev fold.Submission
-	var seen, closed bool
-	c.sess.Read(func(st *fold.State) {
-		prev, seen = st.SubmissionByOp(op)
-		closed = st.Meta().Closed
-	})
+	st := c.sess.Snapshot()
+	prev, seen := st.SubmissionByOp(op)
+	closed := st.Meta().Closed
 	if seen {
 		if prev.Text != text || !slices.Equal(prev.Attachments, atts) || prev.Queue != queue {
 			return api.SendResult{}, errf(api.OpConflict, "operation %s already sent a different message (%s); use a new op_id for a new message", op, prev.ID)
@@ -384,15 +372,11 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 // delivered as steering at its next turn boundary — unless a Stop has interrupted it, in which case
 // they wait for the next exchange. Called with c.mu held.
 func (c *Conv) pump() {
-	var closed bool
-	c.sess.Read(func(st *fold.State) { closed = st.Meta().Closed })
-	if closed {
+	if c.sess.Snapshot().Meta().Closed {
 		return
 	}
 	for c.ex == nil {
-		var s fold.Submission
-		var ok bool
-		c.sess.Read(func(st *fold.State) { s, ok = st.NextPrompt() })
+		s, ok := c.sess.Snapshot().NextPrompt()
 		if !ok || !c.start(s) {
 			break
 		}
@@ -543,9 +527,7 @@ func (c *Conv) Rename(op, title string) error {
 		return err
 	}
 	defer c.restLocked()
-	var cur string
-	c.sess.Read(func(st *fold.State) { cur = st.Meta().Title })
-	if cur == title {
+	if c.sess.Snapshot().Meta().Title == title {
 		return nil
 	}
 	if err := c.sess.Commit(&record.Renamed{Title: title, Op: op}); err != nil {
@@ -566,9 +548,7 @@ func (c *Conv) Close(op string) error {
 		return err
 	}
 	defer c.restLocked()
-	var closed bool
-	c.sess.Read(func(st *fold.State) { closed = st.Meta().Closed })
-	if closed {
+	if c.sess.Snapshot().Meta().Closed {
 		return nil
 	}
 	if _, err := c.stopLocked(op+"/stop", 0); err != nil {
@@ -590,14 +570,9 @@ func (c *Conv) Transcript() ([]byte, error) {
 		return nil, err
 	}
 	defer c.restLocked()
-	var out []byte
-	var err error
-	c.sess.Read(func(st *fold.State) {
-		// Encoded under the read lock: the messages are the state's own.
-		out, err = json.Marshal(api.Transcript{System: st.System(), Messages: st.Context(), Survey: surveyOf(st.Survey()),
-			Index: rowsOf(st.Index()), Residues: residuesOf(st.Residues())})
-	})
-	return out, err
+	st := c.sess.Snapshot()
+	return json.Marshal(api.Transcript{System: st.System(), Messages: st.Context(), Survey: surveyOf(st.Survey()),
+		Index: rowsOf(st.Index()), Residues: residuesOf(st.Residues())})
 }
 
 // Subscription is an events stream's hold on a conversation: the session stays open until End.
@@ -633,11 +608,7 @@ func (c *Conv) Subscribe(after int64) (*Subscription, error) {
 }
 
 // State returns the conversation's published state now.
-func (s *Subscription) State() api.State {
-	var st api.State
-	s.sess.Read(func(f *fold.State) { st = StateOf(f) })
-	return st
-}
+func (s *Subscription) State() api.State { return StateOf(s.sess.Snapshot()) }
 
 // End ends the subscription; the conversation may rest again.
 func (s *Subscription) End() {

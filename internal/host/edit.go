@@ -26,15 +26,12 @@ func (c *Conv) edit(op string, p record.Payload, check func(st *fold.State) erro
 	var res api.EditResult
 	var replayed, working bool
 	var refusal error
-	c.sess.Read(func(st *fold.State) {
-		if seq, ok := st.EditByOp(op); ok {
-			res, replayed = api.EditResult{Seq: seq, Survey: surveyOf(st.Survey()), Replayed: true}, true
-			return
-		}
-		if working = api.Working(StateOf(st)); !working {
-			refusal = check(st)
-		}
-	})
+	st := c.sess.Snapshot()
+	if seq, ok := st.EditByOp(op); ok {
+		res, replayed = api.EditResult{Seq: seq, Survey: surveyOf(st.Survey()), Replayed: true}, true
+	} else if working = api.Working(StateOf(st)); !working {
+		refusal = check(st)
+	}
 	switch {
 	case replayed:
 		return res, nil
@@ -46,7 +43,8 @@ func (c *Conv) edit(op string, p record.Payload, check func(st *fold.State) erro
 	if err := c.sess.Commit(p); err != nil {
 		return api.EditResult{}, err
 	}
-	c.sess.Read(func(st *fold.State) { res = api.EditResult{Seq: st.Seq(), Survey: surveyOf(st.Survey())} })
+	st = c.sess.Snapshot()
+	res = api.EditResult{Seq: st.Seq(), Survey: surveyOf(st.Survey())}
 	return res, c.indexLocked()
 }
 
@@ -90,8 +88,7 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 		}
 	}
 	inh, err := ps.Inheritance(at)
-	var title string
-	ps.Read(func(st *fold.State) { title = st.Meta().Title })
+	title := ps.Snapshot().Meta().Title
 	parent.mu.Unlock()
 	if err != nil {
 		return nil, false, errf(api.BadRequest, "cannot fork: %v", err)

@@ -119,9 +119,7 @@ func TestHostOpensBesideAHolder(t *testing.T) {
 	r.close()
 
 	other := r.writeElsewhere(id)
-	var next int64
-	other.Read(func(st *fold.State) { next = st.Next() })
-	if err := other.Commit(&record.UserPrompt{Turn: next, Text: "working elsewhere"}, &record.TurnStarted{Attempt: 1}); err != nil {
+	if err := other.Commit(&record.UserPrompt{Turn: other.Snapshot().Next(), Text: "working elsewhere"}, &record.TurnStarted{Attempt: 1}); err != nil {
 		t.Fatal(err)
 	}
 	r.open()

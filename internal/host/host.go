@@ -337,7 +337,7 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 	c.path = sess.Path()
 	c.sess = sess
 	// The operation's title is kept as the record holds it (redacted), as origin reads it back.
-	c.opTitle = sess.State().Meta().Title
+	c.opTitle = sess.Snapshot().Meta().Title
 	c.ag, err = c.newAgent(sess)
 	if err == nil {
 		err = c.indexLocked()

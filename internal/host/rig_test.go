@@ -117,7 +117,7 @@ func (r *rig) config() host.Config {
 	if r.opts.quiet {
 		log = io.Discard
 	}
-	wire := &gatedWire{gate: r.gate, send: anthropic.New(anthropic.Config{BaseURL: r.simSrv.URL, APIKey: "sim"}).Send}
+	wire := &gatedWire{gate: r.gate, Model: anthropic.New(anthropic.Config{BaseURL: r.simSrv.URL, APIKey: "sim"})}
 	return host.Config{
 		Root: r.root, Cwd: r.ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test",
 		IdleAfter: r.opts.idleAfter, Log: log, Session: session.Options{FS: r.opts.fs},
@@ -132,7 +132,7 @@ func (r *rig) config() host.Config {
 					return nil, err
 				}
 			}
-			cfg := agent.Config{Session: sess, Wire: wire, Provider: "sim", Model: s.Model, MaxTokens: 1024,
+			cfg := agent.Config{Session: sess, Client: wire, Provider: "sim", Model: s.Model, MaxTokens: 1024,
 				System: "You are under test.", Window: 200_000}
 			if r.opts.bash {
 				sh, err := shell.New(r.ws, shell.Options{Grace: 200 * time.Millisecond})
@@ -253,19 +253,15 @@ func (g *gate) reached() <-chan struct{} {
 	return g.arrived
 }
 
-// gatedWire is the Anthropic wire behind the gate.
+// gatedWire is the Anthropic client behind the gate: each request is built once the gate lets it.
 type gatedWire struct {
+	provider.Model
 	gate *gate
-	send func(context.Context, []byte, func(provider.Event)) (provider.Reply, error)
 }
 
 func (w *gatedWire) Encode(req provider.Request) ([]byte, error) {
 	w.gate.pass()
-	return anthropic.Encode(req)
-}
-func (w *gatedWire) Validate(b []byte) *provider.Violation { return anthropic.Validate(b) }
-func (w *gatedWire) Send(ctx context.Context, b []byte, on func(provider.Event)) (provider.Reply, error) {
-	return w.send(ctx, b, on)
+	return w.Model.Encode(req)
 }
 
 func ctxT(t testing.TB) context.Context {

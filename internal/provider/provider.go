@@ -1,7 +1,8 @@
 // Package provider owns what every model provider has in common: the neutral request, the stream
-// events and the reply a client returns, the Model interface adapters implement, the error classes
-// every failure is sorted into (DESIGN §11.2), and the retry policy (§11.3). Vendor wire types
-// never leave the adapter packages beneath this one; policy never enters them.
+// events and the reply a client returns, the Model interface every adapter implements, the error
+// classes every failure is sorted into (DESIGN §11.2), and the retry policy (§11.3). Vendor wire
+// types never leave the adapter packages beneath this one; policy never enters them. What each
+// adapter knows of its vendor's models (the default model, context windows) is the adapter's.
 package provider
 
 import (
@@ -79,10 +80,35 @@ type Reply struct {
 	Usage      record.Usage
 }
 
-// Model streams one request. on receives live events in order and may be nil. Stream returns the
-// reply and nil on success; on failure it returns what arrived so far and an *Error (a cancelled
-// ctx yields Class Cancelled). Stream makes exactly one attempt; retries are the caller's, through
-// Policy.
+// DefaultContextWindow is the context window, in tokens, assumed for a model no adapter knows.
+const DefaultContextWindow = 128_000
+
+// Model is one provider's client, the one interface between the loop and a provider (DESIGN
+// §11.1). Every adapter implements it — anthropic.Client (which the simulator speaks too),
+// openai.Chat and openai.Responses — and passes the conformance suite
+// (internal/provider/conformance); the loop holds nothing else of a provider.
+//
+// The three steps are apart so that what is sent is exactly what was judged and recorded:
+//
+//   - Encode turns a neutral request into the exact bytes that will be sent.
+//   - Validate judges those bytes by the rules the provider refuses requests for, and returns the
+//     first rule they break (DESIGN §6), or nil.
+//   - Send posts body, exactly as given, and streams the reply: on receives live events in order
+//     and may be nil. It returns the reply and nil on success; on failure what arrived so far and
+//     an *Error (a cancelled ctx yields Class Cancelled). Send makes exactly one attempt; retries
+//     are Policy's.
 type Model interface {
-	Stream(ctx context.Context, req Request, on func(Event)) (Reply, error)
+	Encode(req Request) ([]byte, error)
+	Validate(body []byte) *Violation
+	Send(ctx context.Context, body []byte, on func(Event)) (Reply, error)
+}
+
+// Stream encodes req with m and sends it once, unvalidated: a request in one call, for a caller
+// that neither records nor retries it. A request that does not encode is an InvalidRequest error.
+func Stream(ctx context.Context, m Model, req Request, on func(Event)) (Reply, error) {
+	body, err := m.Encode(req)
+	if err != nil {
+		return Reply{}, &Error{Class: InvalidRequest, Message: err.Error(), Err: err}
+	}
+	return m.Send(ctx, body, on)
 }

@@ -53,16 +53,17 @@ func (p Policy) withDefaults() Policy {
 	return p
 }
 
-// Stream runs m.Stream under the policy. on receives live events (and a Restart event when a
-// stream that had published output fails and is retried from scratch); wait is told of each retry
-// before its sleep; either may be nil.
+// Send sends body, the request m encoded (and the caller validated and recorded), under the
+// policy: every attempt posts exactly these bytes. on receives live events (and a Restart event
+// when a stream that had published output fails and is retried from scratch); wait is told of
+// each retry before its sleep; either may be nil.
 //
 // Only retryable classes are retried, and never when the provider said x-should-retry: false;
 // auth, invalid_request, context_length and cancelled never retry, whatever the header says. A
 // cancelled ctx ends everything at once: during a stream it returns the partial reply with a
 // Cancelled error, during a sleep an empty reply (the failed attempt's output was discarded) with
 // a Cancelled error. Otherwise the last attempt's reply and error are returned.
-func (p Policy) Stream(ctx context.Context, m Model, req Request, on func(Event), wait func(Wait)) (Reply, error) {
+func (p Policy) Send(ctx context.Context, m Model, body []byte, on func(Event), wait func(Wait)) (Reply, error) {
 	p = p.withDefaults()
 	start := time.Now()
 	began := false
@@ -77,7 +78,7 @@ func (p Policy) Stream(ctx context.Context, m Model, req Request, on func(Event)
 			return Reply{}, ClassifyTransport(err, false)
 		}
 		began = false
-		reply, err := m.Stream(ctx, req, publish)
+		reply, err := m.Send(ctx, body, publish)
 		if err == nil {
 			return reply, nil
 		}

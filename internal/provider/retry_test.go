@@ -17,15 +17,21 @@ type step struct {
 	block  bool // wait for ctx to end instead, as a stalled stream does
 }
 
-// script is a fake Model that plays its steps in order.
+// script is a fake Model that plays its steps in order, one per Send, and keeps the bodies sent.
 type script struct {
-	steps []step
-	calls int
+	steps  []step
+	calls  int
+	bodies []string
 }
 
-func (s *script) Stream(ctx context.Context, req Request, on func(Event)) (Reply, error) {
+func (s *script) Encode(req Request) ([]byte, error) { return []byte(req.System), nil }
+
+func (s *script) Validate([]byte) *Violation { return nil }
+
+func (s *script) Send(ctx context.Context, body []byte, on func(Event)) (Reply, error) {
 	st := s.steps[min(s.calls, len(s.steps)-1)]
 	s.calls++
+	s.bodies = append(s.bodies, string(body))
 	var reply Reply
 	for _, ev := range st.events {
 		on(ev)
@@ -51,9 +57,14 @@ func TestPolicyBackoff(t *testing.T) {
 		m := &script{steps: []step{fail(Overloaded), fail(Server), fail(Network), fail(RateLimited), {}}}
 		var waits []Wait
 		start := time.Now()
-		reply, err := Policy{Rand: one}.Stream(t.Context(), m, Request{}, nil, func(w Wait) { waits = append(waits, w) })
+		reply, err := Policy{Rand: one}.Send(t.Context(), m, []byte("the request"), nil, func(w Wait) { waits = append(waits, w) })
 		if err != nil || reply.StopReason != StopEnd {
-			t.Fatalf("Stream = %+v, %v; want success", reply, err)
+			t.Fatalf("Send = %+v, %v; want success", reply, err)
+		}
+		for i, b := range m.bodies {
+			if b != "the request" {
+				t.Fatalf("attempt %d sent %q: every attempt sends the bytes given", i+1, b)
+			}
 		}
 		want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
 		if len(waits) != len(want) {
@@ -100,7 +111,7 @@ func TestPolicyNeverRetries(t *testing.T) {
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			m := &script{steps: []step{{err: e}, {}}}
-			_, err := Policy{}.Stream(t.Context(), m, Request{}, nil, func(w Wait) { t.Errorf("unexpected wait %+v", w) })
+			_, err := Policy{}.Send(t.Context(), m, nil, nil, func(w Wait) { t.Errorf("unexpected wait %+v", w) })
 			if !errors.Is(err, e) || m.calls != 1 {
 				t.Errorf("%+v: err=%v calls=%d, want the error after one call", e, err, m.calls)
 			}
@@ -112,7 +123,7 @@ func TestPolicyMaxAttempts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := &script{steps: []step{fail(Server)}}
 		waits := 0
-		_, err := Policy{MaxAttempts: 3, Rand: one}.Stream(t.Context(), m, Request{}, nil, func(Wait) { waits++ })
+		_, err := Policy{MaxAttempts: 3, Rand: one}.Send(t.Context(), m, nil, nil, func(Wait) { waits++ })
 		var e *Error
 		if !errors.As(err, &e) || e.Class != Server || m.calls != 3 || waits != 2 {
 			t.Fatalf("err=%v calls=%d waits=%d, want server error after 3 calls and 2 waits", err, m.calls, waits)
@@ -125,7 +136,7 @@ func TestPolicyMaxTotal(t *testing.T) {
 		m := &script{steps: []step{{err: &Error{Class: RateLimited, RetryAfter: 30 * time.Second}}}}
 		var waits []Wait
 		start := time.Now()
-		_, err := Policy{MaxTotal: 70 * time.Second}.Stream(t.Context(), m, Request{}, nil, func(w Wait) { waits = append(waits, w) })
+		_, err := Policy{MaxTotal: 70 * time.Second}.Send(t.Context(), m, nil, nil, func(w Wait) { waits = append(waits, w) })
 		if err == nil {
 			t.Fatal("want the last error")
 		}
@@ -154,7 +165,7 @@ func TestPolicyRestartAfterOutput(t *testing.T) {
 			{events: []Event{{Type: TextDelta, Text: "hello"}}},
 		}}
 		var got []EventType
-		reply, err := Policy{Rand: one}.Stream(t.Context(), m, Request{}, func(ev Event) { got = append(got, ev.Type) }, nil)
+		reply, err := Policy{Rand: one}.Send(t.Context(), m, nil, func(ev Event) { got = append(got, ev.Type) }, nil)
 		if err != nil || len(reply.Parts) != 1 || reply.Parts[0].Text != "hello" {
 			t.Fatalf("Stream = %+v, %v", reply, err)
 		}
@@ -174,7 +185,7 @@ func TestPolicyCancelDuringStream(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		m := &script{steps: []step{{events: []Event{{Type: TextDelta, Text: "said"}}, block: true}}}
-		reply, err := Policy{}.Stream(ctx, m, Request{}, func(Event) { cancel() }, nil) // Stop once output began
+		reply, err := Policy{}.Send(ctx, m, nil, func(Event) { cancel() }, nil) // Stop once output began
 		var e *Error
 		if !errors.As(err, &e) || e.Class != Cancelled || !e.Partial {
 			t.Fatalf("err = %v, want partial cancelled", err)
@@ -190,7 +201,7 @@ func TestPolicyCancelDuringSleep(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		m := &script{steps: []step{{err: &Error{Class: RateLimited, RetryAfter: 30 * time.Second}}}}
 		start := time.Now()
-		reply, err := Policy{}.Stream(ctx, m, Request{}, nil, func(Wait) { cancel() })
+		reply, err := Policy{}.Send(ctx, m, nil, nil, func(Wait) { cancel() })
 		var e *Error
 		if !errors.As(err, &e) || e.Class != Cancelled || len(reply.Parts) != 0 {
 			t.Fatalf("Stream = %+v, %v; want an empty reply and cancelled", reply, err)
@@ -205,7 +216,7 @@ func TestPolicyCancelledBeforeStart(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	m := &script{steps: []step{{}}}
-	_, err := Policy{}.Stream(ctx, m, Request{}, nil, nil)
+	_, err := Policy{}.Send(ctx, m, nil, nil, nil)
 	var e *Error
 	if !errors.As(err, &e) || e.Class != Cancelled || m.calls != 0 {
 		t.Fatalf("err=%v calls=%d, want cancelled without a call", err, m.calls)
@@ -227,7 +238,7 @@ func TestPolicyCancelLatency(t *testing.T) {
 		cancelled = time.Now()
 		cancel()
 	}()
-	_, err := Policy{}.Stream(ctx, m, Request{}, nil, func(w Wait) {
+	_, err := Policy{}.Send(ctx, m, nil, nil, func(w Wait) {
 		if w.Delay != 30*time.Second {
 			t.Errorf("delay %v, want 30s", w.Delay)
 		}
@@ -246,7 +257,7 @@ func TestPolicyCancelLatency(t *testing.T) {
 func TestPolicyUnclassifiedError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m := &script{steps: []step{{err: errors.New("boom")}, {}}}
-		_, err := Policy{Rand: one}.Stream(t.Context(), m, Request{}, nil, nil)
+		_, err := Policy{Rand: one}.Send(t.Context(), m, nil, nil, nil)
 		if err != nil || m.calls != 2 {
 			t.Fatalf("err=%v calls=%d: an unclassified error is a network failure and retries", err, m.calls)
 		}

@@ -23,9 +23,8 @@ import (
 // no line can hold.
 func bigExchange(t testing.TB, s *Session, replyBytes int) {
 	t.Helper()
-	st := s.State()
-	must(t, s.Append(&record.UserPrompt{Turn: st.Next(), Text: "read the eight logs"}))
-	turn := st.Next()
+	must(t, s.Append(&record.UserPrompt{Turn: s.Snapshot().Next(), Text: "read the eight logs"}))
+	turn := s.Snapshot().Next()
 	parts := []record.Part{{Type: record.PartText, Text: "reading"}}
 	var results []record.ToolResult
 	for i := 0; i < 8; i++ {
@@ -38,7 +37,7 @@ func bigExchange(t testing.TB, s *Session, replyBytes int) {
 		must(t, s.Commit(&record.ToolStarted{CallID: r.CallID, Name: "read_file"}))
 	}
 	must(t, s.Append(&record.ToolResults{Results: results}))
-	must(t, s.Append(&record.AssistantMessage{Turn: st.Next(), Parts: []record.Part{{Type: record.PartText, Text: strings.Repeat("a long answer ", replyBytes/14)}}}))
+	must(t, s.Append(&record.AssistantMessage{Turn: s.Snapshot().Next(), Parts: []record.Part{{Type: record.PartText, Text: strings.Repeat("a long answer ", replyBytes/14)}}}))
 	must(t, s.Commit(&record.Quiesced{Reason: fold.Replied}))
 }
 
@@ -50,7 +49,7 @@ func TestLargeRecordsAsBlobs(t *testing.T) {
 	must(t, err)
 	bigExchange(t, s, 5<<20)
 	exchange(t, s, 1)
-	live := s.State().Context()
+	live := s.Snapshot().Context()
 	must(t, s.Commit(&record.Evicted{From: 1, To: 3, Note: "the big logs", By: record.ByUser}))
 	back, err := s.ReadTurn(2)
 	must(t, err)
@@ -126,17 +125,17 @@ func TestCrashKeepsBlobs(t *testing.T) {
 			bigExchange(t, s, 300<<10)
 			exchange(t, s, i)
 		}
-		committed := s.State().Seq()
-		must(t, s.Append(&record.UserPrompt{Turn: s.State().Next(), Text: strings.Repeat("the last prompt ", 24<<10)}))
+		committed := s.Snapshot().Seq()
+		must(t, s.Append(&record.UserPrompt{Turn: s.Snapshot().Next(), Text: strings.Repeat("the last prompt ", 24<<10)}))
 		mem.Crash(rng)
 		s2, _, err := Open("/r/s/record.jsonl", Options{FS: mem})
 		if err != nil {
 			t.Fatalf("run %d (seed %d): a crash left a record that does not open: %v", run, seed, err)
 		}
-		if got := s2.State().Seq(); got < committed {
+		if got := s2.Snapshot().Seq(); got < committed {
 			t.Fatalf("run %d (seed %d): %d records survived, %d were committed", run, seed, got, committed)
 		}
-		must(t, s2.Append(&record.UserPrompt{Turn: s2.State().Next(), Text: "after the crash"}))
+		must(t, s2.Append(&record.UserPrompt{Turn: s2.Snapshot().Next(), Text: "after the crash"}))
 		s2.Close()
 	}
 }

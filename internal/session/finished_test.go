@@ -62,7 +62,7 @@ func TestFinishedDurableBeforeNextCall(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d (seed %d): %v", run, seed, err)
 		}
-		st := s2.State()
+		st := s2.Snapshot()
 		for i := range n {
 			id := fmt.Sprintf("c%d", i)
 			got, ok := st.Finished(id)
@@ -88,7 +88,7 @@ func TestFinishedDurableBeforeNextCall(t *testing.T) {
 		}
 		plan := st.QuiescePlan(fold.Crashed)
 		must(t, s2.Commit(plan, &record.Quiesced{Reason: fold.Crashed}))
-		settled := s2.State().Context()[2].Parts
+		settled := s2.Snapshot().Context()[2].Parts
 		if len(settled) != n {
 			t.Fatalf("run %d (seed %d): the settled batch answers %d calls, want %d", run, seed, len(settled), n)
 		}

@@ -49,14 +49,13 @@ func TestForkMidBatch(t *testing.T) {
 		exchange(t, p, i)
 	}
 	must(t, p.Commit(&record.Evicted{From: 1, To: 3, Note: "the first step", By: record.ByModel}))
-	st := p.State()
-	must(t, p.Append(&record.UserPrompt{Turn: st.Next(), Text: "split the work"}))
-	spawn := st.Next()
+	must(t, p.Append(&record.UserPrompt{Turn: p.Snapshot().Next(), Text: "split the work"}))
+	spawn := p.Snapshot().Next()
 	must(t, p.Append(&record.AssistantMessage{Turn: spawn, Parts: []record.Part{
 		{Type: record.PartText, Text: "starting a helper"},
 		{Type: record.PartToolCall, CallID: "spawn1", Name: "agents", Args: json.RawMessage(`{"op":"start","prompt":"x","inherit":true}`)},
 	}}))
-	if st.Phase() != fold.AwaitingToolResults {
+	if p.Snapshot().Phase() != fold.AwaitingToolResults {
 		t.Fatal("the parent should be mid-batch")
 	}
 	inh, err := p.Inheritance(0)
@@ -66,18 +65,18 @@ func TestForkMidBatch(t *testing.T) {
 	defer c.Close()
 	must(t, c.Commit(inh))
 	must(t, c.Append(&record.System{Text: "you are a child agent"}))
-	must(t, c.Append(&record.UserPrompt{Turn: c.State().Next(), Text: "do your part"}))
-	if got, want := c.State().Newest(), spawn+1; got != want {
+	must(t, c.Append(&record.UserPrompt{Turn: c.Snapshot().Next(), Text: "do your part"}))
+	if got, want := c.Snapshot().Newest(), spawn+1; got != want {
 		t.Errorf("the child's first turn is %d, want %d (it continues the parent's sequence)", got, want)
 	}
-	for _, m := range c.State().Context() {
+	for _, m := range c.Snapshot().Context() {
 		for _, part := range m.Parts {
 			if part.CallID == "spawn1" {
 				t.Fatal("the parent's dangling spawning call reached the child's context")
 			}
 		}
 	}
-	validateAll(t, c.State())
+	validateAll(t, c.Snapshot())
 	// The evicted parent turns read back through the child's pointers, byte-identical.
 	for id := int64(1); id <= 3; id++ {
 		want, err := p.ReadTurn(id)

@@ -46,20 +46,18 @@ func TestPlanIsJudgedAtTheWriter(t *testing.T) {
 	}
 	wg.Wait()
 	var ended int
-	s.Read(func(st *fold.State) {
-		for _, v := range st.Submissions() {
-			if v.State == record.SubmissionWithdrawn || v.State == record.SubmissionRejected {
-				ended++
-			}
+	for _, v := range s.Snapshot().Submissions() {
+		if v.State == record.SubmissionWithdrawn || v.State == record.SubmissionRejected {
+			ended++
 		}
-	})
+	}
 	if ended != n {
 		t.Fatalf("%d of %d messages ended", ended, n)
 	}
 	// A plan with nothing to write writes nothing.
-	before := s.State().Seq()
+	before := s.Snapshot().Seq()
 	must(t, s.AppendPlan(func(*fold.State) []record.Payload { return nil }))
-	if s.State().Seq() != before {
+	if s.Snapshot().Seq() != before {
 		t.Fatal("an empty plan wrote a record")
 	}
 	if _, _, err := Replay(nil, s.Path()); err != nil {

@@ -9,45 +9,41 @@ import (
 	"github.com/reinhq/rein/internal/record"
 )
 
-// pointerLocked returns where turn t was first recorded: its own pointer if it was inherited
-// (so a grandchild names the grandparent's file directly), else this file's loci of its records.
-// The caller holds s.mu.
-func (s *Session) pointerLocked(t fold.Turn) record.Pointer {
+// pointer returns where turn t of v was first recorded: its own pointer if it was inherited (so a
+// grandchild names the grandparent's file directly), else this file's loci of its records.
+func (s *Session) pointer(v *view, t fold.Turn) record.Pointer {
 	if t.Pointer != nil {
 		return *t.Pointer
 	}
 	p := record.Pointer{File: s.path, Loci: make([]record.Locus, 0, len(t.Seqs))}
 	for _, seq := range t.Seqs {
-		p.Loci = append(p.Loci, s.loci[seq-1])
+		p.Loci = append(p.Loci, v.loci[seq-1])
 	}
 	return p
 }
 
 // Pointer returns where turn id was first recorded.
 func (s *Session) Pointer(id int64) (record.Pointer, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	t, ok := s.st.Turn(id)
+	v := s.view()
+	t, ok := v.st.Turn(id)
 	if !ok {
 		return record.Pointer{}, false
 	}
-	return s.pointerLocked(t), true
+	return s.pointer(v, t), true
 }
 
-// ReadTurn returns a turn's messages exactly as they were sent: from memory while the turn is in
-// the context, else read back from the record through its digest-checked pointer, outside the
-// session's lock.
+// ReadTurn returns a turn's messages exactly as they were sent, as of the latest snapshot: from
+// memory while the turn is in the context, else read back from the record through its
+// digest-checked pointer.
 func (s *Session) ReadTurn(id int64) ([]record.Message, error) {
-	s.mu.RLock()
-	t, ok := s.st.Turn(id)
-	var p record.Pointer
-	if ok && (t.Messages == nil || t.Withdrawn || t.Under >= 0) {
-		p = s.pointerLocked(t)
-	}
-	latest := s.st.High()
-	s.mu.RUnlock()
+	v := s.view()
+	t, ok := v.st.Turn(id)
 	if !ok {
-		return nil, fmt.Errorf("turn %d is not recorded: the latest is %d", id, latest)
+		return nil, fmt.Errorf("turn %d is not recorded: the latest is %d", id, v.st.High())
+	}
+	var p record.Pointer
+	if t.Messages == nil || t.Withdrawn || t.Under >= 0 {
+		p = s.pointer(v, t)
 	}
 	if p.File == "" {
 		return t.Messages, nil
@@ -74,12 +70,11 @@ func ReadPointer(fs fsys.FS, p record.Pointer) ([]record.Message, error) {
 }
 
 // Inheritance builds the first record of a child forked from this session at turn at (0: all).
-// It reads every inherited row back through its digest-checked pointer first, outside the lock,
-// and refuses to fork from a parent it cannot read (DESIGN §4.5).
+// It reads every inherited row back through its digest-checked pointer first, and refuses to fork
+// from a parent it cannot read (DESIGN §4.5).
 func (s *Session) Inheritance(at int64) (*record.Inherited, error) {
-	s.mu.RLock()
-	inh, err := s.st.Inheritance(s.id, at, s.pointerLocked)
-	s.mu.RUnlock()
+	v := s.view()
+	inh, err := v.st.Inheritance(s.id, at, func(t fold.Turn) record.Pointer { return s.pointer(v, t) })
 	if err != nil {
 		return nil, err
 	}
@@ -97,16 +92,14 @@ func (s *Session) Inheritance(at int64) (*record.Inherited, error) {
 // RecordsAfter reads back every record after sequence number after, from the file, for a client
 // catching up (an events stream resumed from Last-Event-ID).
 func (s *Session) RecordsAfter(after int64) ([]record.Record, error) {
-	s.mu.RLock()
+	v := s.view()
 	if after < 0 {
 		after = 0
 	}
-	if after >= int64(len(s.loci)) {
-		s.mu.RUnlock()
+	if after >= int64(len(v.loci)) {
 		return nil, nil
 	}
-	loci := append([]record.Locus(nil), s.loci[after:]...)
-	s.mu.RUnlock()
+	loci := v.loci[after:]
 	lines, err := journal.ReadPointer(s.opts.FS, record.Pointer{File: s.path, Loci: loci})
 	if err != nil {
 		return nil, err

@@ -246,9 +246,8 @@ func TestRecordFileHoldsNoSecret(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "s")
 	s, err := Create(dir, Options{Now: clock(), Redact: secrets(t)}, started("s"))
 	must(t, err)
-	st := s.State()
-	must(t, s.Append(&record.UserPrompt{Turn: st.Next(), Text: "use " + secret}))
-	turn := st.Next()
+	must(t, s.Append(&record.UserPrompt{Turn: s.Snapshot().Next(), Text: "use " + secret}))
+	turn := s.Snapshot().Next()
 	must(t, s.Append(&record.AssistantMessage{Turn: turn, Parts: []record.Part{
 		{Type: record.PartText, Text: "echoing " + secret},
 		{Type: record.PartToolCall, CallID: "c1", Name: "bash", Args: json.RawMessage(`{"command":"echo ` + secret + ` | base64"}`)}}}))
@@ -257,7 +256,7 @@ func TestRecordFileHoldsNoSecret(t *testing.T) {
 	must(t, s.Append(&record.ToolResults{Results: []record.ToolResult{{CallID: "c1", Content: b64, Outcome: record.OK}}}))
 	must(t, s.Append(&record.ProviderError{Class: "invalid_request", Status: 400, Message: "bad key: " + secret}))
 	must(t, s.Append(&record.Failure{Message: "the provider failed: bad key " + secret}))
-	ctx := s.State().Context()
+	ctx := s.Snapshot().Context()
 	must(t, s.Close())
 	b, err := os.ReadFile(filepath.Join(dir, journal.FileName))
 	must(t, err)

@@ -9,8 +9,11 @@
 // explicit Sync) → apply → publish. A record the fold refuses on the live path is a harness bug:
 // the append fails and nothing is written.
 //
-// Readers never see a half-applied state: Read runs under the session's read lock, and departed
-// turns are read back from the file through digest-checked pointers outside it.
+// Readers hold snapshots. After each apply the writer publishes the folded state as a value that
+// never changes (fold.State.Snapshot) together with the loci of the records it folded; Snapshot
+// hands it out without a lock, so a reader never sees a half-applied state, never holds the live
+// one, and never waits for a writer. Departed turns are read back from the file through
+// digest-checked pointers built from the same snapshot.
 package session
 
 import (
@@ -18,6 +21,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reinhq/rein/internal/fold"
@@ -55,12 +59,15 @@ type Session struct {
 	id   string
 	path string
 
-	mu     sync.RWMutex // guards everything below; writers are serialised by wmu
+	// The write path, serialised by wmu: the live state, which nothing outside it reads.
 	wmu    sync.Mutex
 	st     *fold.State
 	w      *journal.Writer
-	loci   []record.Locus // loci[seq-1]
+	loci   []record.Locus // loci[seq-1]; appended only, so a published prefix never changes
 	failed error
+
+	// published is what readers get: a snapshot as of the last applied record.
+	published atomic.Pointer[view]
 
 	smu  sync.Mutex
 	subs map[int]chan Update
@@ -83,6 +90,21 @@ type Live struct {
 	Name   string `json:"name,omitempty"`
 }
 
+// view is one published moment of the session: the folded state and the loci of its records.
+// Neither ever changes.
+type view struct {
+	st   *fold.State
+	loci []record.Locus
+}
+
+// publishState hands readers the state as the write path has just left it. The caller is the write
+// path (or a constructor).
+func (s *Session) publishState() {
+	s.published.Store(&view{st: s.st.Snapshot(), loci: s.loci[:len(s.loci):len(s.loci)]})
+}
+
+func (s *Session) view() *view { return s.published.Load() }
+
 // ErrFailed wraps every error after a session failed (an fsync error, a refused live record).
 var ErrFailed = errors.New("session failed")
 
@@ -97,6 +119,7 @@ func Create(dir string, opts Options, started *record.SessionStarted) (*Session,
 		return nil, err
 	}
 	s := &Session{opts: opts, id: started.Session, path: w.Path(), st: fold.New(), w: w, subs: map[int]chan Update{}}
+	s.publishState()
 	if err := s.Commit(started); err != nil {
 		w.Close()
 		return nil, err
@@ -135,6 +158,7 @@ func Open(path string, opts Options) (*Session, journal.Report, error) {
 		id = filepath.Base(filepath.Dir(path))
 	}
 	s := &Session{opts: opts, id: id, path: path, st: st, w: w, loci: loci, subs: map[int]chan Update{}}
+	s.publishState()
 	return s, rep, nil
 }
 
@@ -164,7 +188,9 @@ func Load(path string, opts Options) (*Session, journal.Report, error) {
 	if id == "" {
 		id = filepath.Base(filepath.Dir(path))
 	}
-	return &Session{opts: opts, id: id, path: path, st: st, loci: loci, subs: map[int]chan Update{}}, rep, nil
+	s := &Session{opts: opts, id: id, path: path, st: st, loci: loci, subs: map[int]chan Update{}}
+	s.publishState()
+	return s, rep, nil
 }
 
 // ErrReadOnly is returned by every write to a Session made by Load.
@@ -203,8 +229,9 @@ func (s *Session) Commit(ps ...record.Payload) error { return s.write(true, ps) 
 
 // AppendPlan writes the records plan returns, computed from the state as it stands at the writer:
 // no other record lands between the reading and the writing, so a decision made from the state
-// (deliver this message, withdraw that one) cannot be overtaken by another writer's. plan runs
-// under the writer's lock: it must not keep the state or call back into the session. Nothing is
+// (deliver this message, withdraw that one) cannot be overtaken by another writer's. plan is
+// given the latest snapshot, which under the writer's lock is the state the records will be
+// judged against; it runs under that lock, so it must not call back into the session. Nothing is
 // written when it returns none.
 func (s *Session) AppendPlan(plan func(st *fold.State) []record.Payload) error {
 	return s.writePlan(false, plan)
@@ -218,7 +245,7 @@ func (s *Session) CommitPlan(plan func(st *fold.State) []record.Payload) error {
 func (s *Session) writePlan(syncAll bool, plan func(st *fold.State) []record.Payload) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	ps := plan(s.st)
+	ps := plan(s.view().st)
 	if len(ps) == 0 {
 		return nil
 	}
@@ -257,8 +284,7 @@ func (s *Session) writeLocked(syncAll bool, ps []record.Payload) error {
 				return s.fail(err)
 			}
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
+		defer s.publishState()
 		for _, w := range pending {
 			if err := s.st.Step(w.r); err != nil {
 				return s.fail(err)
@@ -355,17 +381,12 @@ func (s *Session) Sync() error {
 	return nil
 }
 
-// Read runs fn with the folded state under the read lock. fn must not keep the state or call
-// back into the session.
-func (s *Session) Read(fn func(st *fold.State)) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	fn(s.st)
-}
-
-// State returns the folded state for the session's single writer (the agent's goroutine, which
-// alone appends). Others use Read.
-func (s *Session) State() *fold.State { return s.st }
+// Snapshot returns the folded state as of the last applied record: a value that never changes
+// (its Step refuses; Clone it to fold further). It takes no lock, and any number of goroutines
+// may hold and read it while the session goes on; take a new one to see what was applied since.
+// Every reader, the session's own writers included, reads the state through Snapshot: the live
+// state never leaves the write path.
+func (s *Session) Snapshot() *fold.State { return s.view().st }
 
 // Close closes the record file and releases the record's lock.
 func (s *Session) Close() error {

@@ -31,14 +31,13 @@ func started(id string) *record.SessionStarted {
 // exchange appends one prompt, a tool round and a reply.
 func exchange(t testing.TB, s *Session, i int) {
 	t.Helper()
-	st := s.State()
-	must(t, s.Append(&record.UserPrompt{Turn: st.Next(), Text: fmt.Sprintf("step %d", i)}))
-	turn := st.Next()
+	must(t, s.Append(&record.UserPrompt{Turn: s.Snapshot().Next(), Text: fmt.Sprintf("step %d", i)}))
+	turn := s.Snapshot().Next()
 	id := fmt.Sprintf("c%d", i)
 	must(t, s.Append(&record.AssistantMessage{Turn: turn, Parts: []record.Part{{Type: record.PartText, Text: "running"}, {Type: record.PartToolCall, CallID: id, Name: "bash", Args: json.RawMessage(`{"command":"ls"}`)}}}))
 	must(t, s.Commit(&record.ToolStarted{CallID: id, Name: "bash"}))
 	must(t, s.Append(&record.ToolResults{Results: []record.ToolResult{{CallID: id, Content: fold.WithTrailer("a\nb key=sk-ant-api03-XXXXXXXXXXXXXXXXXXXXXXXX", turn), Outcome: record.OK}}}))
-	must(t, s.Append(&record.AssistantMessage{Turn: st.Next(), Parts: []record.Part{{Type: record.PartText, Text: "done " + strconv.Itoa(i)}}}))
+	must(t, s.Append(&record.AssistantMessage{Turn: s.Snapshot().Next(), Parts: []record.Part{{Type: record.PartText, Text: "done " + strconv.Itoa(i)}}}))
 	must(t, s.Commit(&record.Quiesced{Reason: fold.Replied}))
 }
 
@@ -59,7 +58,7 @@ func TestOpenEqualsLiveAndReadBack(t *testing.T) {
 		exchange(t, s, i)
 	}
 	before := map[int64][]record.Message{}
-	for _, tr := range s.State().Turns() {
+	for _, tr := range s.Snapshot().Turns() {
 		msgs, err := s.ReadTurn(tr.ID)
 		must(t, err)
 		before[tr.ID] = msgs
@@ -73,10 +72,10 @@ func TestOpenEqualsLiveAndReadBack(t *testing.T) {
 		got, err := s.ReadTurn(id)
 		must(t, err)
 		if d := cmp.Diff(want, got, cmpopts.EquateEmpty()); d != "" {
-			t.Errorf("turn %d (%s) reads back differently:\n%s", id, s.State().Held(id), d)
+			t.Errorf("turn %d (%s) reads back differently:\n%s", id, s.Snapshot().Held(id), d)
 		}
 	}
-	live := s.State().Context()
+	live := s.Snapshot().Context()
 	must(t, s.Close())
 
 	s2, rep, err := Open(filepath.Join(dir, journal.FileName), Options{})
@@ -85,12 +84,12 @@ func TestOpenEqualsLiveAndReadBack(t *testing.T) {
 	if rep.Torn != 0 {
 		t.Errorf("a clean close left %d torn bytes", rep.Torn)
 	}
-	if d := cmp.Diff(live, s2.State().Context(), cmpopts.EquateEmpty()); d != "" {
+	if d := cmp.Diff(live, s2.Snapshot().Context(), cmpopts.EquateEmpty()); d != "" {
 		t.Errorf("the resumed context differs from the live one:\n%s", d)
 	}
 	recs, err := s2.RecordsAfter(3)
 	must(t, err)
-	if len(recs) == 0 || recs[0].Seq != 4 || recs[len(recs)-1].Seq != s2.State().Seq() {
+	if len(recs) == 0 || recs[0].Seq != 4 || recs[len(recs)-1].Seq != s2.Snapshot().Seq() {
 		t.Errorf("RecordsAfter(3) answered %d records", len(recs))
 	}
 }
@@ -130,7 +129,7 @@ func TestSyncErrorPoisons(t *testing.T) {
 	if !errors.Is(err, ErrFailed) {
 		t.Fatalf("got %v, want the session failed", err)
 	}
-	if s.State().Phase() != fold.ReadyForUser {
+	if s.Snapshot().Phase() != fold.ReadyForUser {
 		t.Fatal("a record whose sync failed was applied")
 	}
 	if err := s.Sync(); !errors.Is(err, ErrFailed) {
@@ -155,7 +154,7 @@ func TestCrashKeepsCommitted(t *testing.T) {
 		for i := 0; i < n; i++ {
 			exchange(t, s, i)
 		}
-		committed := s.State().Seq()
+		committed := s.Snapshot().Seq()
 		// Unsynced events after the last commit may or may not survive.
 		must(t, s.Append(&record.TurnStarted{Attempt: 1}))
 		mem.Crash(rng)
@@ -163,10 +162,10 @@ func TestCrashKeepsCommitted(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run %d (seed %d): a crash left a record that does not open: %v", run, seed, err)
 		}
-		if got := s2.State().Seq(); got < committed {
+		if got := s2.Snapshot().Seq(); got < committed {
 			t.Fatalf("run %d (seed %d): %d records survived, %d were committed", run, seed, got, committed)
 		}
-		must(t, s2.Append(&record.UserPrompt{Turn: s2.State().Next(), Text: "after the crash"}))
+		must(t, s2.Append(&record.UserPrompt{Turn: s2.Snapshot().Next(), Text: "after the crash"}))
 		s2.Close()
 	}
 }
@@ -194,8 +193,8 @@ func TestOneWriterPerSession(t *testing.T) {
 
 	r, _, err := Load(path, Options{})
 	must(t, err)
-	if r.ID() != "s" || r.State().Seq() != s.State().Seq() {
-		t.Errorf("Load: id %s at seq %d; want s at %d", r.ID(), r.State().Seq(), s.State().Seq())
+	if r.ID() != "s" || r.Snapshot().Seq() != s.Snapshot().Seq() {
+		t.Errorf("Load: id %s at seq %d; want s at %d", r.ID(), r.Snapshot().Seq(), s.Snapshot().Seq())
 	}
 	if _, err := r.Inheritance(0); err != nil {
 		t.Errorf("Inheritance of a loaded session: %v", err)

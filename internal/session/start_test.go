@@ -29,7 +29,7 @@ func TestStartMintsFreshIDs(t *testing.T) {
 			t.Fatalf("Start reused or kept an id: %s", id)
 		}
 		seen[id] = true
-		if got := s.State().Meta().Session; got != id {
+		if got := s.Snapshot().Meta().Session; got != id {
 			t.Errorf("session_started names %s, the session is %s", got, id)
 		}
 		if want := filepath.Join(dir, id, journal.FileName); s.Path() != want {
@@ -146,11 +146,11 @@ func TestForkBesideItsParent(t *testing.T) {
 	if c.ProjectDir() != dir || c.ID() == p.ID() {
 		t.Fatalf("the fork %s is at %s, want a new session in %s", c.ID(), c.ProjectDir(), dir)
 	}
-	st := c.State()
+	st := c.Snapshot()
 	if st.Meta().Parent != p.ID() {
 		t.Errorf("the fork names parent %q, want %s", st.Meta().Parent, p.ID())
 	}
-	if got := len(st.Turns()); got != 4 {
+	if got := st.NumTurns(); got != 4 {
 		t.Errorf("the fork holds %d turns, want the 4 up to turn 4", got)
 	}
 	if _, err := Fork(ro, 99, Options{}, *started("")); err == nil || !strings.Contains(err.Error(), "fork "+p.ID()) {

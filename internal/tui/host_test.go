@@ -23,7 +23,6 @@ import (
 	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/host"
-	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/provider/anthropic"
 	"github.com/reinhq/rein/internal/provider/sim"
 	"github.com/reinhq/rein/internal/session"
@@ -51,7 +50,6 @@ func realHost(t *testing.T, script string, mode ...tool.Mode) (*ClientHost, *hos
 	simSrv := httptest.NewServer(sim.New(opts))
 	t.Cleanup(simSrv.Close)
 	model := anthropic.New(anthropic.Config{BaseURL: simSrv.URL, APIKey: "sim"})
-	wire := simWire{model}
 	h, err := host.Open(host.Config{
 		Root: root, Cwd: ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test", Log: io.Discard,
 		NewAgentFor: func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
@@ -67,7 +65,7 @@ func realHost(t *testing.T, script string, mode ...tool.Mode) (*ClientHost, *hos
 			if len(mode) > 0 {
 				pol.Mode = mode[0]
 			}
-			return agent.New(agent.Config{Session: sess, Wire: wire, Provider: "sim", Model: s.Model, MaxTokens: 1024,
+			return agent.New(agent.Config{Session: sess, Client: model, Provider: "sim", Model: s.Model, MaxTokens: 1024,
 				System: "You are under test.", Window: 200_000, Runner: &tool.Runner{Tools: reg, Policy: pol, Approver: s.Approver}}), nil
 		},
 	})
@@ -84,15 +82,6 @@ func realHost(t *testing.T, script string, mode ...tool.Mode) (*ClientHost, *hos
 	})
 	hc := &http.Client{}
 	return NewClientHost(client.New(srv.URL, testToken, hc)), h
-}
-
-// simWire is the agent's wire to the simulator through the real Anthropic adapter.
-type simWire struct{ c *anthropic.Client }
-
-func (w simWire) Encode(r provider.Request) ([]byte, error) { return anthropic.Encode(r) }
-func (w simWire) Validate(b []byte) *provider.Violation     { return anthropic.Validate(b) }
-func (w simWire) Send(ctx context.Context, b []byte, on func(provider.Event)) (provider.Reply, error) {
-	return w.c.Send(ctx, b, on)
 }
 
 func TestRealHostExchangeContextAndStop(t *testing.T) {

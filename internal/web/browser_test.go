@@ -25,7 +25,6 @@ import (
 	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/host"
-	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/provider/anthropic"
 	"github.com/reinhq/rein/internal/provider/sim"
 	"github.com/reinhq/rein/internal/record"
@@ -500,18 +499,6 @@ type rig struct {
 	tab   context.Context
 }
 
-type funcWire struct {
-	encode   func(provider.Request) ([]byte, error)
-	validate func([]byte) *provider.Violation
-	send     func(context.Context, []byte, func(provider.Event)) (provider.Reply, error)
-}
-
-func (w funcWire) Encode(r provider.Request) ([]byte, error) { return w.encode(r) }
-func (w funcWire) Validate(b []byte) *provider.Violation     { return w.validate(b) }
-func (w funcWire) Send(ctx context.Context, b []byte, on func(provider.Event)) (provider.Reply, error) {
-	return w.send(ctx, b, on)
-}
-
 // newRig wires a host the way cmd/rein/serve.go does, with the simulator playing script (a JSON
 // array of steps; empty plays its policy).
 func newRig(t *testing.T, browser context.Context, script string) *rig {
@@ -535,7 +522,6 @@ func newRigMode(t *testing.T, browser context.Context, script string, mode tool.
 	simSrv := httptest.NewServer(r.sim)
 	t.Cleanup(simSrv.Close)
 	client := anthropic.New(anthropic.Config{BaseURL: simSrv.URL, APIKey: "sim", HTTPClient: simSrv.Client()})
-	wire := funcWire{anthropic.Encode, anthropic.Validate, client.Send}
 	ws := t.TempDir()
 	r.cfg = host.Config{
 		Root: t.TempDir(), Cwd: ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test",
@@ -549,7 +535,7 @@ func newRigMode(t *testing.T, browser context.Context, script string, mode tool.
 				return nil, err
 			}
 			return agent.New(agent.Config{
-				Session: sess, Wire: wire, Provider: "sim", Model: s.Model, MaxTokens: 4096,
+				Session: sess, Client: client, Provider: "sim", Model: s.Model, MaxTokens: 4096,
 				System: "You are tested.", Runner: &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: mode}, Approver: s.Approver},
 				Doors: agent.Doors(), Window: 200_000,
 			}), nil

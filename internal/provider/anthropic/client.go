@@ -29,8 +29,8 @@ type Config struct {
 	Headers    http.Header  // extra headers, e.g. anthropic-beta
 }
 
-// Client streams Messages API requests. It implements provider.Model and makes exactly one
-// attempt per call; retries are provider.Policy's.
+// Client is the Messages API's provider.Model: it encodes (Encode), validates (Validate) and
+// streams requests, one attempt per Send; retries are provider.Policy's.
 type Client struct {
 	url     string
 	key     string
@@ -62,14 +62,11 @@ func New(cfg Config) *Client {
 	return c
 }
 
-// Stream encodes req and sends it: Encode, then Send.
-func (c *Client) Stream(ctx context.Context, req provider.Request, on func(provider.Event)) (provider.Reply, error) {
-	body, err := Encode(req)
-	if err != nil {
-		return provider.Reply{}, &provider.Error{Class: provider.InvalidRequest, Message: err.Error(), Err: err}
-	}
-	return c.Send(ctx, body, on)
-}
+// Encode is the package's Encode: the exact bytes of req.
+func (c *Client) Encode(req provider.Request) ([]byte, error) { return Encode(req) }
+
+// Validate is the package's Validate: the first rule body breaks, or nil.
+func (c *Client) Validate(body []byte) *provider.Violation { return Validate(body) }
 
 // Send posts body, exactly these bytes, to /v1/messages and decodes the streamed reply, publishing
 // live events to on (which may be nil). The caller may have validated and recorded body first.

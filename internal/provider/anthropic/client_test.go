@@ -43,7 +43,7 @@ func TestClientSendsEncodeBytes(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := New(Config{BaseURL: srv.URL + "/", APIKey: "sk-test", Headers: http.Header{"Anthropic-Beta": {"x-2025"}}})
-	reply, err := c.Stream(t.Context(), req, nil)
+	reply, err := provider.Stream(t.Context(), c, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestClientConnectionRefused(t *testing.T) {
 }
 
 func TestClientEncodeError(t *testing.T) {
-	_, err := New(Config{BaseURL: "http://127.0.0.1:1"}).Stream(t.Context(), provider.Request{Messages: []record.Message{user(record.Part{Type: "video"})}}, nil)
+	_, err := provider.Stream(t.Context(), New(Config{BaseURL: "http://127.0.0.1:1"}), provider.Request{Messages: []record.Message{user(record.Part{Type: "video"})}}, nil)
 	var e *provider.Error
 	if !errors.As(err, &e) || e.Class != provider.InvalidRequest {
 		t.Fatalf("err = %#v, want invalid_request", err)
@@ -182,7 +182,11 @@ func TestClientRetriesThroughPolicy(t *testing.T) {
 	var waits []provider.Wait
 	restarts := 0
 	p := provider.Policy{Rand: func() float64 { return 0 }}
-	reply, err := p.Stream(t.Context(), New(Config{BaseURL: srv.URL}), provider.Request{Messages: []record.Message{user(text("hi"))}},
+	body, err := Encode(provider.Request{Messages: []record.Message{user(text("hi"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reply, err := p.Send(t.Context(), New(Config{BaseURL: srv.URL}), body,
 		func(ev provider.Event) {
 			if ev.Type == provider.Restart {
 				restarts++

@@ -51,6 +51,20 @@ func request(msgs ...record.Message) provider.Request {
 	}
 }
 
+// encode is the first two steps of provider.Model: the request's bytes, which the client's own
+// validator must pass.
+func encode(t *testing.T, m provider.Model, req provider.Request) []byte {
+	t.Helper()
+	body, err := m.Encode(req)
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	if v := m.Validate(body); v != nil {
+		t.Fatalf("the client's validator refuses what its encoder made: %v\n%s", v, body)
+	}
+	return body
+}
+
 func user(text string) record.Message {
 	return record.Message{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: text}}}
 }
@@ -172,7 +186,9 @@ func TestConformance(t *testing.T) {
 				msgs := []record.Message{user("Please answer.")}
 				for i, want := range c.expect {
 					var thinking strings.Builder
-					reply, err := m.Stream(context.Background(), request(msgs...), func(ev provider.Event) {
+					// The client's own validator passes what its encoder makes, and Send posts it.
+					body := encode(t, m, request(msgs...))
+					reply, err := m.Send(context.Background(), body, func(ev provider.Event) {
 						if ev.Type == provider.ThinkingDelta {
 							thinking.WriteString(ev.Text)
 						}
@@ -284,7 +300,8 @@ func TestRetryAfter(t *testing.T) {
 			defer ts.Close()
 			var waits []provider.Wait
 			policy := provider.Policy{Cap: time.Millisecond} // the waits are reported, not slept
-			reply, err := policy.Stream(context.Background(), cl.new(ts.URL), request(user("hi")), nil,
+			m := cl.new(ts.URL)
+			reply, err := policy.Send(context.Background(), m, encode(t, m, request(user("hi"))), nil,
 				func(w provider.Wait) { waits = append(waits, w) })
 			if err != nil || len(reply.Parts) != 1 || reply.Parts[0].Text != "Third time lucky." {
 				t.Fatalf("reply %+v err %v", reply, err)
@@ -308,7 +325,8 @@ func TestShouldRetryFalse(t *testing.T) {
 			s := sim.New(sim.Options{Script: &sim.Script{Steps: []sim.Step{{Status: 500, ShouldRetry: ptr(false)}, {Text: "unused"}}}})
 			ts := httptest.NewServer(s)
 			defer ts.Close()
-			_, err := provider.Policy{Cap: time.Millisecond}.Stream(context.Background(), cl.new(ts.URL), request(user("hi")), nil, nil)
+			m := cl.new(ts.URL)
+			_, err := provider.Policy{Cap: time.Millisecond}.Send(context.Background(), m, encode(t, m, request(user("hi"))), nil, nil)
 			var pe *provider.Error
 			if !errors.As(err, &pe) || pe.Class != provider.Server || pe.ShouldRetry == nil || *pe.ShouldRetry || s.Pending() != 1 {
 				t.Errorf("err %v, pending %d", err, s.Pending())
@@ -331,7 +349,7 @@ func TestCancelSlowStream(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var start time.Time
-			reply, err := cl.new(ts.URL).Stream(ctx, request(user("hi")), func(ev provider.Event) {
+			reply, err := provider.Stream(ctx, cl.new(ts.URL), request(user("hi")), func(ev provider.Event) {
 				if ev.Type == provider.ToolCallStart {
 					start = time.Now()
 					cancel()
@@ -369,13 +387,13 @@ func TestPolicy(t *testing.T) {
 			defer ts.Close()
 			m := cl.new(ts.URL)
 			msgs := []record.Message{user("list the files here")}
-			reply, err := m.Stream(context.Background(), request(msgs...), nil)
+			reply, err := provider.Stream(context.Background(), m, request(msgs...), nil)
 			if err != nil || reply.StopReason != provider.StopToolUse || len(reply.Parts) != 2 ||
 				reply.Parts[1].Name != "bash" || string(reply.Parts[1].Args) != `{"command":"ls -la"}` {
 				t.Fatalf("reply %+v err %v", reply, err)
 			}
 			msgs = next(msgs, reply)
-			reply, err = m.Stream(context.Background(), request(msgs...), nil)
+			reply, err = provider.Stream(context.Background(), m, request(msgs...), nil)
 			if err != nil || reply.StopReason != provider.StopEnd || len(reply.Parts) != 1 || !strings.Contains(reply.Parts[0].Text, "a.txt\nb.txt") {
 				t.Fatalf("reply %+v err %v", reply, err)
 			}

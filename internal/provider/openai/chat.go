@@ -10,7 +10,8 @@ import (
 	"github.com/reinhq/rein/internal/provider"
 )
 
-// Chat is a streaming Chat Completions client: OpenAI's, or any OpenAI-compatible server's.
+// Chat is a streaming Chat Completions client, a provider.Model: OpenAI's, or any
+// OpenAI-compatible server's.
 type Chat struct {
 	c      client
 	compat Compat
@@ -21,17 +22,16 @@ func NewChat(cfg Config) *Chat {
 	return &Chat{c: newClient(cfg, "/chat/completions"), compat: cfg.Compat}
 }
 
-// Stream encodes req for this client's server and sends it (provider.Model).
-func (m *Chat) Stream(ctx context.Context, req provider.Request, on func(provider.Event)) (provider.Reply, error) {
-	body, err := m.compat.EncodeChat(req)
-	if err != nil {
-		return provider.Reply{}, &provider.Error{Class: provider.InvalidRequest, Message: err.Error(), Err: err}
-	}
-	return m.Send(ctx, body, on)
-}
+var _ provider.Model = (*Chat)(nil)
+
+// Encode encodes req for this client's server (its Compat): the exact bytes to send.
+func (m *Chat) Encode(req provider.Request) ([]byte, error) { return m.compat.EncodeChat(req) }
+
+// Validate is ValidateChat: the first rule body breaks, or nil.
+func (m *Chat) Validate(body []byte) *provider.Violation { return ValidateChat(body) }
 
 // Send posts body, a request already encoded (and validated), exactly as given, and decodes the
-// streamed reply as Stream does. on receives live events in order and may be nil.
+// streamed reply. on receives live events in order and may be nil.
 func (m *Chat) Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error) {
 	return m.c.send(ctx, body, newChatDecoder(on))
 }

@@ -53,7 +53,7 @@ func TestChatSendsExactBytesAndHeaders(t *testing.T) {
 		}
 	})
 	m := NewChat(Config{BaseURL: srv.URL + "/v1/", APIKey: "sk-test", Headers: OpenRouterHeaders()})
-	reply, err := m.Stream(context.Background(), req, nil)
+	reply, err := provider.Stream(context.Background(), m, req, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,9 +196,3 @@ func TestCancelBeforeSending(t *testing.T) {
 		t.Fatalf("err = %#v, want cancelled, not partial", err)
 	}
 }
-
-// Both clients are provider.Models.
-var (
-	_ provider.Model = (*Chat)(nil)
-	_ provider.Model = (*Responses)(nil)
-)

@@ -2,7 +2,7 @@
 // OpenAI-compatible server speaks: OpenRouter, Ollama, vLLM, llama.cpp) and the Responses API.
 // For each it provides an encoder from the neutral provider.Request to the exact request bytes, a
 // validator returning the first rule OpenAI would refuse those bytes for (DESIGN §6), and a
-// streaming client implementing provider.Model.
+// streaming client implementing provider.Model (Chat, Responses).
 //
 // The clients are written on net/http and provider's shared SSE decoder, not on the official
 // openai-go SDK (DESIGN §11.1): rein must control and record the exact bytes it sends, validate

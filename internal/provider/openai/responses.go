@@ -10,7 +10,7 @@ import (
 	"github.com/reinhq/rein/internal/record"
 )
 
-// Responses is a streaming client of OpenAI's Responses API.
+// Responses is a streaming client of OpenAI's Responses API, a provider.Model.
 type Responses struct {
 	c client
 }
@@ -20,17 +20,16 @@ func NewResponses(cfg Config) *Responses {
 	return &Responses{c: newClient(cfg, "/responses")}
 }
 
-// Stream encodes req and sends it (provider.Model).
-func (m *Responses) Stream(ctx context.Context, req provider.Request, on func(provider.Event)) (provider.Reply, error) {
-	body, err := EncodeResponses(req)
-	if err != nil {
-		return provider.Reply{}, &provider.Error{Class: provider.InvalidRequest, Message: err.Error(), Err: err}
-	}
-	return m.Send(ctx, body, on)
-}
+var _ provider.Model = (*Responses)(nil)
+
+// Encode is EncodeResponses: the exact bytes of req.
+func (m *Responses) Encode(req provider.Request) ([]byte, error) { return EncodeResponses(req) }
+
+// Validate is ValidateResponses: the first rule body breaks, or nil.
+func (m *Responses) Validate(body []byte) *provider.Violation { return ValidateResponses(body) }
 
 // Send posts body, a request already encoded (and validated), exactly as given, and decodes the
-// streamed reply as Stream does. on receives live events in order and may be nil.
+// streamed reply. on receives live events in order and may be nil.
 func (m *Responses) Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error) {
 	return m.c.send(ctx, body, newRespDecoder(on))
 }

@@ -18,6 +18,16 @@ import (
 // simulator model.
 const DefaultModel = "sim-1"
 
+// ContextWindow returns the context window of a simulated model ("sim-…"), in tokens, or 0 for a
+// model that is not the simulator's. The simulator refuses a request over its own limit only when
+// Options.ContextLimit says so.
+func ContextWindow(model string) int64 {
+	if strings.HasPrefix(strings.ToLower(model), "sim") {
+		return 200_000
+	}
+	return 0
+}
+
 // ConversationHeader names the request header that sets a request's conversation for scripts.
 const ConversationHeader = "X-Sim-Conversation"
 
