@@ -208,10 +208,12 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	timedOut := false
 	select {
 	case <-p.ended:
 		return t.finished(p, note)
 	case <-timer.C:
+		timedOut = true // what came first decides the outcome, whatever comes next
 	case <-ctx.Done():
 	}
 	select {
@@ -220,7 +222,7 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	default:
 	}
 	p.stop()
-	if ctx.Err() != nil {
+	if !timedOut {
 		// Return promptly; the group's end continues in the background. The output of the
 		// processes the SIGTERM ends is worth the moment they take.
 		p.settle(settle)
