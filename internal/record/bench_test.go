@@ -19,7 +19,7 @@ func realisticMix() [][]byte {
 		case 1:
 			fmt.Fprintf(&out, "--- PASS: TestReplay/case_%d (0.00s)\n", i)
 		case 2:
-			out.WriteString("    \"path\": \"/work/main/internal/record\", \"ok\": true ✓\n")
+			out.WriteString("    \"path\": \"/src/rein/internal/record\", \"ok\": true ✓\n")
 		case 3:
 			out.WriteString("ok  \tgithub.com/reinhq/rein/internal/record\t0.412s\tcoverage: 91.3% of statements\n")
 		default:
