@@ -65,7 +65,10 @@ func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy) (*tool
 	if err != nil {
 		return nil, err
 	}
-	if err := pol.Check(append(reg.Names(), doorNames()...)); err != nil {
+	// Rules naming MCP tools are judged once the servers are known (withMCP).
+	judged := pol
+	judged.Allow, judged.Ask, judged.Deny = notMCP(pol.Allow), notMCP(pol.Ask), notMCP(pol.Deny)
+	if err := judged.Check(append(reg.Names(), doorNames()...)); err != nil {
 		return nil, err
 	}
 	return &tool.Runner{Tools: reg, Policy: pol}, nil

@@ -1,0 +1,38 @@
+package mcp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"regexp"
+	"strings"
+)
+
+// maxName is the longest tool name every provider takes (^[a-zA-Z0-9_-]{1,64}$).
+const maxName = 64
+
+var nameRule = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// ToolName is the name a server's tool has in a session: mcp__<server>__<tool>, with every byte
+// no provider takes replaced by _, and when that is longer than 64 bytes, cut and given a suffix
+// hashed from the whole, so two long names stay apart.
+func ToolName(server, tool string) string {
+	full := "mcp__" + server + "__" + tool
+	clean := strings.Map(func(r rune) rune {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return r
+		}
+		return '_'
+	}, full)
+	if clean == full && len(clean) <= maxName {
+		return clean
+	}
+	if clean != full || len(clean) > maxName {
+		sum := sha256.Sum256([]byte(full))
+		suffix := "_" + hex.EncodeToString(sum[:])[:8]
+		if len(clean)+len(suffix) > maxName {
+			clean = clean[:maxName-len(suffix)]
+		}
+		clean += suffix
+	}
+	return clean
+}
