@@ -87,7 +87,7 @@ func doorNames() []string {
 // hostAgent builds each conversation's agent for a host (rein serve, rein chat): its own tools
 // (its own shell and working directory), the conversation's model, and the host's approver, which
 // puts the calls the policy asks about (--permission-mode ask) to the person.
-func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
+func hostAgent(ws string, wired *wiring, f runFlags, servers hostMCP) func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 	return func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 		if s.Provider != "" && s.Provider != wired.name {
 			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
@@ -97,7 +97,13 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 			return nil, err
 		}
 		runner.Approver = s.Approver
+		if err := servers.attach(sess, runner); err != nil {
+			return nil, err
+		}
 		cfg := agentConfig(sess, ws, wired, f, runner)
+		if servers.m != nil {
+			cfg.System += servers.m.Note()
+		}
 		if s.Model != "" {
 			cfg.Model = s.Model
 		}

@@ -160,8 +160,10 @@ func withMCP(runner *tool.Runner, m *mcp.Manager, servers []mcp.Server) error {
 		return exitf(exitUsage, "%v", err)
 	}
 	runner.Tools = reg
+	seen, _ := m.ChangedSince(context.Background(), 1<<62)
 	runner.Refresh = func() (*tool.Registry, []record.Payload) {
-		changed := m.Changed(context.Background())
+		var changed []record.MCPServer
+		seen, changed = m.ChangedSince(context.Background(), seen)
 		if len(changed) == 0 {
 			return nil, nil
 		}
@@ -395,4 +397,25 @@ func appendIf(sess *session.Session, ps []record.Payload) error {
 		return nil
 	}
 	return sess.Append(ps...)
+}
+
+// hostMCP is a host's MCP servers, shared by its conversations: each conversation's agent gets
+// their tools, and its record their states as they are when the agent is built.
+type hostMCP struct {
+	m       *mcp.Manager
+	servers []mcp.Server
+	states  []record.Payload
+}
+
+func (h hostMCP) attach(sess *session.Session, runner *tool.Runner) error {
+	if h.m == nil {
+		return nil
+	}
+	if err := withMCP(runner, h.m, h.servers); err != nil {
+		return err
+	}
+	if err := judgeMCPRules(io.Discard, runner.Policy, runner.Tools, h.servers); err != nil {
+		return err
+	}
+	return appendIf(sess, h.states)
 }

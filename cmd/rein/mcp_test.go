@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,5 +198,65 @@ env = { MEMORY_FILE_PATH = "`+filepath.Join(sb.ws, "memory.jsonl")+`" }
 	}
 	if r := sb.rein(t, "doctor", sb.records(t)[0]); r.code != 0 {
 		t.Fatalf("doctor: %s", r)
+	}
+}
+
+// TestMCPThroughHost: a host's conversations get the servers' tools, and their records the
+// servers' states.
+func TestMCPThroughHost(t *testing.T) {
+	bin := memoryServer(t)
+	sb := newSandbox(t)
+	sb.file(t, "~/.config/rein/config.toml", `[mcp_servers.memory]
+command = "`+bin+`"
+env = { MEMORY_FILE_PATH = "`+filepath.Join(sb.ws, "memory.jsonl")+`" }
+`)
+	create := map[string]any{"name": "mcp__memory__create_entities", "arguments": map[string]any{
+		"entities": []any{map[string]any{"name": "host", "entityType": "thing", "observations": []string{"served"}}}}}
+	script := writeScript(t, sb.ws, map[string]any{"tool_calls": []any{create}}, map[string]any{"text": "remembered"})
+	s := sb.startServe(t, "--permission-mode", "full", "--sim-script", script)
+	code, body, _, err := s.request("POST", "/api/conversations", `{"op_id":"c1"}`)
+	if err != nil || code != 200 && code != 201 {
+		t.Fatalf("create: %d %s %v", code, body, err)
+	}
+	if !json.Valid(body) {
+		t.Fatalf("create answered %s", body)
+	}
+	var created struct {
+		Conversation struct {
+			ID string `json:"id"`
+		} `json:"conversation"`
+	}
+	err = json.Unmarshal(body, &created)
+	conv := created.Conversation
+	if err != nil || conv.ID == "" {
+		t.Fatalf("create answered %s (%v)", body, err)
+	}
+	if code, body, _, err = s.request("POST", "/api/conversations/"+conv.ID+"/messages", `{"op_id":"m1","text":"remember"}`); err != nil || code >= 300 {
+		t.Fatalf("send: %d %s %v", code, body, err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		data, _ := os.ReadFile(filepath.Join(sb.ws, "memory.jsonl"))
+		if strings.Contains(string(data), `"name":"host"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the MCP tool never ran through the host; stderr:\n%s", s.stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	var rec []byte
+	for time.Now().Before(deadline) {
+		paths := sb.records(t)
+		if len(paths) > 0 {
+			rec, _ = os.ReadFile(paths[0])
+			if strings.Contains(string(rec), "remembered") {
+				break
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(string(rec), `"kind":"mcp_server"`) || !strings.Contains(string(rec), "remembered") {
+		t.Fatalf("the conversation's record lacks the server state or the reply:\n%s", rec)
 	}
 }

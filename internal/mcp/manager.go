@@ -19,10 +19,12 @@ type Manager struct {
 	version string
 	report  func(record.MCPServer)
 
-	mu     sync.Mutex
-	conns  []*conn // ready servers, in the configured order
-	tools  map[string][]*Tool
-	failed []record.MCPServer
+	mu      sync.Mutex
+	conns   []*conn // ready servers, in the configured order
+	tools   map[string][]*Tool
+	failed  []record.MCPServer
+	changes []record.MCPServer // every change picked up, in order (ChangedSince)
+	polling sync.Mutex
 }
 
 // Start starts every server at once and returns when each is ready or has failed (each within its
@@ -168,7 +170,14 @@ func (m *Manager) Note() string {
 // and returns their new state lines (nil when nothing changed). A server whose list can no longer
 // be read keeps its last tools and says why.
 func (m *Manager) Changed(ctx context.Context) []record.MCPServer {
+	m.polling.Lock()
+	defer m.polling.Unlock()
 	var out []record.MCPServer
+	defer func() {
+		m.mu.Lock()
+		m.changes = append(m.changes, out...)
+		m.mu.Unlock()
+	}()
 	for _, c := range m.conns {
 		select {
 		case <-c.changed:
@@ -193,6 +202,16 @@ func (m *Manager) Changed(ctx context.Context) []record.MCPServer {
 		out = append(out, record.MCPServer{Name: c.srv.Name, State: record.MCPChanged, Tools: names(tools)})
 	}
 	return out
+}
+
+// ChangedSince picks up any change (Changed), then returns the changes after the first seen
+// (every change, when seen is 0) and the count to pass next time: each of several sessions sharing
+// the servers (a host's conversations) hears every change once.
+func (m *Manager) ChangedSince(ctx context.Context, seen int) (int, []record.MCPServer) {
+	m.Changed(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.changes), append([]record.MCPServer(nil), m.changes[min(seen, len(m.changes)):]...)
 }
 
 // Close ends every server, stdio servers with their whole process groups.

@@ -3,18 +3,16 @@ package mcp
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"regexp"
 	"strings"
 )
 
 // maxName is the longest tool name every provider takes (^[a-zA-Z0-9_-]{1,64}$).
 const maxName = 64
 
-var nameRule = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
-
-// ToolName is the name a server's tool has in a session: mcp__<server>__<tool>, with every byte
-// no provider takes replaced by _, and when that is longer than 64 bytes, cut and given a suffix
-// hashed from the whole, so two long names stay apart.
+// ToolName is the name a server's tool has in a session: mcp__<server>__<tool>. When that breaks
+// the providers' rule — a byte outside [a-zA-Z0-9_-], or more than 64 bytes — each such byte
+// becomes _, the name is cut to fit, and a suffix hashed from the whole original name keeps two
+// such names apart.
 func ToolName(server, tool string) string {
 	full := "mcp__" + server + "__" + tool
 	clean := strings.Map(func(r rune) rune {
@@ -26,13 +24,10 @@ func ToolName(server, tool string) string {
 	if clean == full && len(clean) <= maxName {
 		return clean
 	}
-	if clean != full || len(clean) > maxName {
-		sum := sha256.Sum256([]byte(full))
-		suffix := "_" + hex.EncodeToString(sum[:])[:8]
-		if len(clean)+len(suffix) > maxName {
-			clean = clean[:maxName-len(suffix)]
-		}
-		clean += suffix
+	sum := sha256.Sum256([]byte(full))
+	suffix := "_" + hex.EncodeToString(sum[:])[:8]
+	if len(clean)+len(suffix) > maxName {
+		clean = clean[:maxName-len(suffix)]
 	}
-	return clean
+	return clean + suffix
 }
