@@ -28,6 +28,9 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 		Thinking: wired.thinking, Effort: wired.effort, System: agent.SystemPrompt(ws) + sandboxNote(f.sandbox.chosen), Runner: runner,
 		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window, Sandbox: f.sandbox.chosen.String(),
 	}
+	if src := sess.Snapshot().Meta().Source; src != nil {
+		cfg.System += importNote(*src)
+	}
 	if lim, ok := f.children.limits(); ok {
 		// A child is a session beside its parent's, on the same provider, with tools of its own.
 		spawn := agent.Beside(session.Options{Redact: redactText}, record.SessionStarted{

@@ -154,7 +154,9 @@ func withMCP(runner *tool.Runner, m *mcp.Manager, servers []mcp.Server) error {
 		t, _ := runner.Tools.Get(n)
 		base = append(base, t)
 	}
-	build := func() (*tool.Registry, error) { return tool.NewRegistry(append(append([]tool.Tool(nil), base...), m.Tools()...)...) }
+	build := func() (*tool.Registry, error) {
+		return tool.NewRegistry(append(append([]tool.Tool(nil), base...), m.Tools()...)...)
+	}
 	reg, err := build()
 	if err != nil {
 		return exitf(exitUsage, "%v", err)

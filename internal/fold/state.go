@@ -185,6 +185,8 @@ type Meta struct {
 	// Sandbox is the OS sandbox the session's commands last ran under (session_started, then each
 	// session_resumed), as rein says it; "" when the record does not say.
 	Sandbox string
+	// Source is the foreign session an imported session was made from (nil for any other).
+	Source *record.Origin
 }
 
 // New returns the state of an empty session.
@@ -529,6 +531,7 @@ func (s *State) applyEvent(r record.Record) {
 		s.meta.Title, s.meta.Op, s.meta.Created, s.meta.Parent = b.Title, b.Op, r.Time, b.Parent
 		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
 		s.meta.Thinking, s.meta.Effort, s.meta.Sandbox = b.Thinking, b.Effort, b.Sandbox
+		s.meta.Source = b.Source
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
 		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode

@@ -296,6 +296,16 @@ func (r *reader) value(dst any) {
 	case *Pointer:
 		fs := d.members()
 		r.object(&fs)
+	case **Origin:
+		if r.peek() == 'n' {
+			if r.literal("null") {
+				*d = nil
+			}
+			return
+		}
+		*d = new(Origin)
+		fs := (*d).members()
+		r.object(&fs)
 	case *[]Part:
 		list(r, d)
 	case *[]Attachment:
@@ -554,6 +564,15 @@ func (p *SessionStarted) members() (f fields) {
 	f.add("thinking", &p.Thinking)
 	f.add("effort", &p.Effort)
 	f.add("sandbox", &p.Sandbox)
+	f.add("source", &p.Source)
+	return f
+}
+
+func (p *Origin) members() (f fields) {
+	f.add("kind", &p.Kind)
+	f.add("id", &p.ID)
+	f.add("path", &p.Path)
+	f.add("version", &p.Version)
 	return f
 }
 

@@ -287,6 +287,18 @@ type SessionStarted struct {
 	// Sandbox is the OS sandbox the session's commands run under, as rein says it
 	// ("workspace-write, no network", "off"); "" in records from before there was one.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Source is the foreign session an imported session was made from (rein import).
+	Source *Origin `json:"source,omitempty"`
+}
+
+// Origin names the foreign session an imported session was made from: its product
+// ("claude-code" or "codex"), its id there, the file it was read from and the version that wrote
+// it.
+type Origin struct {
+	Kind    string `json:"kind"`
+	ID      string `json:"id,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Version string `json:"version,omitempty"`
 }
 
 // SessionResumed marks a process taking a session up again.
@@ -376,6 +388,7 @@ const (
 	QuiescedAborted   = "aborted"
 	QuiescedLimit     = "limit"
 	QuiescedCrashed   = "crashed"
+	QuiescedImported  = "imported" // an exchange brought from another product's session (rein import)
 )
 
 // Repaired records what admission changed in a provider's reply, with the original.
