@@ -122,9 +122,10 @@ func BenchmarkReplayFile(b *testing.B) {
 	b.SetBytes(fi.Size())
 	var peak uint64
 	var ms runtime.MemStats
+	var st *fold.State
 	cpu := cpuTime()
 	for b.Loop() {
-		st := fold.New()
+		st = fold.New()
 		blobs := journal.Blobs(nil, path)
 		if _, err := journal.Inspect(fsys.OS{}, path, func(seq int64, line []byte, _ record.Locus) error {
 			if seq%4096 == 0 {
@@ -141,8 +142,12 @@ func BenchmarkReplayFile(b *testing.B) {
 		}
 	}
 	reportCPU(b, fi.Size(), cpuTime()-cpu)
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	runtime.KeepAlive(st)
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "state-MiB")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(float64(maxRSS(ru))/(1<<20), "peak-rss-MiB")
 }
