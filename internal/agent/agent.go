@@ -75,6 +75,10 @@ type Door interface {
 type Agent struct {
 	cfg  Config
 	sess *session.Session
+	// validator judges every request before it is sent, exactly as the client's Validate does;
+	// it is the client's incremental validator where it has one, which keeps the last request
+	// and parses only what the next adds (provider.Incremental).
+	validator provider.Validator
 
 	mu       sync.Mutex
 	pending  []Steer // steering waiting for the next turn boundary
@@ -104,7 +108,7 @@ func New(cfg Config) *Agent {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Agent{cfg: cfg, sess: cfg.Session}
+	return &Agent{cfg: cfg, sess: cfg.Session, validator: provider.ValidatorFor(cfg.Client)}
 }
 
 // Session returns the session the agent writes.
@@ -365,7 +369,7 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 	if err != nil {
 		return provider.Reply{}, fmt.Errorf("encode the request: %w", err)
 	}
-	if v := a.cfg.Client.Validate(body); v != nil {
+	if v := a.validator.Validate(body); v != nil {
 		path := a.saveRequest(body)
 		msg := fmt.Sprintf("rein built a request the provider would refuse (%s: %s); it was not sent and is saved at %s — this is a bug in rein", v.Rule, v.Error(), path)
 		_ = a.sess.Append(&record.Failure{Message: msg})

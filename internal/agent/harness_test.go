@@ -101,17 +101,31 @@ func (w *wire) Encode(req provider.Request) ([]byte, error) {
 	return w.Model.Encode(req)
 }
 
-func (w *wire) Validate(body []byte) *provider.Violation {
+func (w *wire) Validate(body []byte) *provider.Violation { return w.judge(w.Model, body) }
+
+// NewValidator gives the agent the client's own incremental validator, spied on as Validate is.
+func (w *wire) NewValidator() provider.Validator {
+	return spiedValidator{w, provider.ValidatorFor(w.Model)}
+}
+
+type spiedValidator struct {
+	w *wire
+	v provider.Validator
+}
+
+func (s spiedValidator) Validate(body []byte) *provider.Violation { return s.w.judge(s.v, body) }
+
+func (w *wire) judge(v provider.Validator, body []byte) *provider.Violation {
 	if w.refuse != nil {
 		return w.refuse(body)
 	}
 	if w.onValidate == nil {
-		return w.Model.Validate(body)
+		return v.Validate(body)
 	}
 	start := time.Now()
-	v := w.Model.Validate(body)
+	verdict := v.Validate(body)
 	w.onValidate(len(body), time.Since(start))
-	return v
+	return verdict
 }
 
 func (w *wire) Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error) {

@@ -176,11 +176,7 @@ func (s *State) applyInherited(b *record.Inherited) {
 		lo, hi := s.span(r.From, r.To)
 		for i := lo; i < hi; i++ {
 			if !s.turns.at(i).Withdrawn {
-				t := s.turns.ptr(i)
-				t.Under = k
-				if t.Outer < 0 {
-					t.Outer = k
-				}
+				s.turns.ptr(i).Under = k
 			}
 		}
 	}

@@ -429,7 +429,7 @@ func FuzzFold(f *testing.F) {
 }
 
 // naiveContext renders the frontier from scratch, walking each turn's chain of residues to the
-// outermost, as the incremental Context (and the kept Outer index) must agree with.
+// outermost, as the incremental Context (and the kept frontier) must agree with.
 func naiveContext(s *State) []record.Message {
 	var out []record.Message
 	last := -1

@@ -43,6 +43,7 @@ func (s *State) Frontier() []Item { return s.front.view() }
 func (s *State) rebuildFront() {
 	s.front.cut(0)
 	last := -1
+	outer := make([]int, s.residues.len()) // the outermost residue over each residue, once found
 	for i := range s.turns.len() {
 		t := s.turns.at(i)
 		if t.Withdrawn {
@@ -52,12 +53,26 @@ func (s *State) rebuildFront() {
 			s.front.push(Item{From: t.ID, To: t.ID, Residue: -1, Turn: i})
 			continue
 		}
-		if t.Outer == last {
+		if outer[t.Under] == 0 {
+			outer[t.Under] = s.outermost(t.Under) + 1
+		}
+		if outer[t.Under]-1 == last {
 			continue
 		}
-		last = t.Outer
+		last = outer[t.Under] - 1
 		r := s.residues.at(last)
 		s.front.push(Item{From: r.From, To: r.To, Residue: last, Turn: -1})
+	}
+}
+
+// outermost returns the outermost residue over residue r: r itself, or the top of its parents.
+func (s *State) outermost(r int) int {
+	for {
+		p := s.residues.at(r).Parent
+		if p < 0 {
+			return r
+		}
+		r = p
 	}
 }
 
@@ -132,24 +147,16 @@ func (s *State) applyEviction(seq int64, b *record.Evicted) {
 	r := Residue{From: b.From, To: b.To, Note: b.Note, By: b.By, Parent: -1, Seq: seq}
 	s.residues.push(r)
 	s.resMsgs.push(residueMessage(r))
+	// The frontier items the span covers are its outermost residues, which the new one now
+	// holds, and its uncovered turns, which now lie directly under it. The turns under those
+	// residues are not touched: the outermost residue over a turn is found through the parents
+	// (outermost), so an eviction costs the items it covers, not the turns beneath them.
 	for _, it := range items {
 		if it.Residue >= 0 {
 			s.residues.ptr(it.Residue).Parent = k
 			continue
 		}
-	}
-	// Every uncovered, non-withdrawn turn in the span now lies directly under the new residue,
-	// and every turn in it under the new residue at the outermost.
-	lo, hi := s.span(b.From, b.To)
-	for i := lo; i < hi; i++ {
-		if s.turns.at(i).Withdrawn {
-			continue
-		}
-		t := s.turns.ptr(i)
-		t.Outer = k
-		if t.Under >= 0 {
-			continue
-		}
+		t := s.turns.ptr(it.Turn)
 		t.Under = k
 		t.Messages = nil
 	}
@@ -194,7 +201,7 @@ func (s *State) CheckRewind(anchor int64) error {
 		return editErr("turn %d has already been withdrawn", anchor)
 	}
 	if t.Under >= 0 {
-		o := s.residues.at(t.Outer)
+		o := s.residues.at(s.outermost(t.Under))
 		if o.From < anchor {
 			return editErr("turn %d lies under the residue over %d–%d: rewind to %d, or to a turn after %d", anchor, o.From, o.To, o.From, o.To)
 		}

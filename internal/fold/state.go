@@ -82,10 +82,9 @@ type Turn struct {
 	// Withdrawn is set by a rewind or a clear.
 	Withdrawn bool
 	// Under is the index in State.Residues of the innermost residue covering the turn, or -1.
+	// The outermost, the item that stands for it in the frontier, is found through the residues'
+	// parents; the frontier itself is kept as records land and never walks them.
 	Under int
-	// Outer is the index of the outermost residue covering the turn, or -1: the item that stands
-	// for it in the frontier. Kept beside Under so the frontier never walks a chain of residues.
-	Outer int
 }
 
 // Residue is what an eviction left in place of a span.

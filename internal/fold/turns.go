@@ -239,7 +239,7 @@ func (s *State) phaseWords() string {
 // addTurn appends a new row and marks the edit (the provider's last usage no longer measures
 // the context).
 func (s *State) addTurn(t Turn) {
-	t.Under, t.Outer = -1, -1
+	t.Under = -1
 	t.Bytes = messagesSize(t.Messages)
 	if !t.Withdrawn {
 		s.front.push(Item{From: t.ID, To: t.ID, Residue: -1, Turn: s.turns.len()})

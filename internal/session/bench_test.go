@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 )
@@ -16,7 +21,7 @@ import (
 // writeRecord writes a record of about size bytes: exchanges of a prompt, an assistant message
 // with a tool call, its ~4 KB result, and a reply, with an eviction every 40 turns. Lines are
 // written without fsync; only replay is measured.
-func writeRecord(b *testing.B, dir string, size int64) string {
+func writeRecord(b testing.TB, dir string, size int64) string {
 	b.Helper()
 	st := fold.New()
 	path := filepath.Join(dir, journal.FileName)
@@ -70,12 +75,98 @@ func BenchmarkReplay(b *testing.B) {
 	fi, _ := os.Stat(path)
 	b.SetBytes(fi.Size())
 	b.ResetTimer()
+	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
 		st, _, err := Replay(nil, path)
 		if err != nil {
 			b.Fatal(err)
 		}
 		_ = st
+	}
+	reportCPU(b, fi.Size(), cpuTime()-cpu)
+}
+
+// cpuTime is the CPU time the process has used, every thread's (the collector's too).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU adds the throughput per CPU-second, which a machine shared with other work does not
+// change the way it changes the wall-clock MB/s.
+func reportCPU(b *testing.B, size int64, cpu time.Duration) {
+	if cpu > 0 {
+		b.ReportMetric(float64(size)*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}
+
+// BenchmarkReplayFile replays the record at $REIN_REPLAY_RECORD (write one with
+// TestWriteReplayRecord) and reports, beside the throughput, the peak of the heap in use
+// (sampled every 4,096 lines) and the process's peak resident set, so that memory over a large
+// record can be measured in a process that did nothing else:
+//
+//	REIN_WRITE_RECORD=/tmp/big.jsonl REIN_WRITE_SIZE=1024 go test -run TestWriteReplayRecord ./internal/session
+//	REIN_REPLAY_RECORD=/tmp/big.jsonl go test -run '^$' -bench ReplayFile -benchtime 1x ./internal/session
+func BenchmarkReplayFile(b *testing.B) {
+	path := os.Getenv("REIN_REPLAY_RECORD")
+	if path == "" {
+		b.Skip("set REIN_REPLAY_RECORD to a record file")
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fi.Size())
+	var peak uint64
+	var ms runtime.MemStats
+	var st *fold.State
+	cpu := cpuTime()
+	for b.Loop() {
+		st = fold.New()
+		blobs := journal.Blobs(nil, path)
+		if _, err := journal.Inspect(fsys.OS{}, path, func(seq int64, line []byte, _ record.Locus) error {
+			if seq%4096 == 0 {
+				runtime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapInuse)
+			}
+			r, err := record.DecodeWith(line, seq, blobs)
+			if err != nil {
+				return err
+			}
+			return st.Step(r)
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, fi.Size(), cpuTime()-cpu)
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	runtime.KeepAlive(st)
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "state-MiB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(maxRSS(ru))/(1<<20), "peak-rss-MiB")
+}
+
+// TestWriteReplayRecord writes a record of $REIN_WRITE_SIZE MiB at $REIN_WRITE_RECORD for
+// BenchmarkReplayFile.
+func TestWriteReplayRecord(t *testing.T) {
+	path := os.Getenv("REIN_WRITE_RECORD")
+	if path == "" {
+		t.Skip("set REIN_WRITE_RECORD to the file to write")
+	}
+	mib, err := strconv.Atoi(os.Getenv("REIN_WRITE_SIZE"))
+	if err != nil {
+		t.Fatalf("REIN_WRITE_SIZE must be a size in MiB: %v", err)
+	}
+	dir := t.TempDir()
+	written := writeRecord(t, dir, int64(mib)<<20)
+	if err := os.Rename(written, path); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -104,7 +104,11 @@ func (c *Client) Send(ctx context.Context, body []byte, on func(provider.Event))
 		}
 		return provider.Reply{}, provider.Classify(resp.StatusCode, resp.Header, data)
 	}
-	return decode(ctx, resp.Body, on)
+	reply, err := decode(ctx, resp.Body, on)
+	if err == nil {
+		provider.Drain(resp.Body) // keep the connection for the next request
+	}
+	return reply, err
 }
 
 // transportError classifies a failure to get a response: cancelled only when the caller's ctx

@@ -84,11 +84,81 @@ var ephemeral = &wireCacheControl{Type: "ephemeral"}
 // Encode fails only on input no request could carry: an unknown part type or tool arguments or a
 // schema that are not JSON. Everything else is judged by Validate.
 func Encode(req provider.Request) ([]byte, error) {
+	if body, ok := encodeStreaming(req); ok {
+		return body, nil
+	}
+	return encodeWhole(req)
+}
+
+// encodeWhole is Encode by way of the whole request's wire shapes (build).
+func encodeWhole(req provider.Request) ([]byte, error) {
 	w, err := build(req)
 	if err != nil {
 		return nil, err
 	}
 	return appendRequest(make([]byte, 0, sizeHint(w)), w)
+}
+
+// heldBack is how many of a request's last messages (those that become wire messages) Encode
+// builds as wire shapes: the final-message trim and the cache breakpoints on the last two touch
+// no others.
+const heldBack = 3
+
+// encodeStreaming is Encode writing the messages before the last heldBack straight to the body,
+// each through one reused block buffer, rather than building the wire shapes of a whole request
+// of thousands of messages first; the last are built whole (build), where the rules about how a
+// request ends apply. The bytes are encodeWhole's (TestEncodeStreamingIsWhole). It declines (false)
+// a request too short to gain and any request that fails to encode, for encodeWhole to report
+// the failure exactly as it always has.
+func encodeStreaming(req provider.Request) ([]byte, bool) {
+	var scratch []wireBlock
+	cut, kept := len(req.Messages), 0
+	for cut > 0 && kept < heldBack {
+		m := req.Messages[cut-1]
+		blocks, err := encodeParts(scratch[:0], cut-1, m)
+		if err != nil {
+			return nil, false
+		}
+		scratch = blocks
+		cut--
+		if len(blocks) > 0 || m.Role != record.Assistant {
+			kept++
+		}
+	}
+	if cut == 0 {
+		return nil, false
+	}
+	last := req
+	last.Messages = req.Messages[cut:]
+	w, err := build(last)
+	if err != nil || len(w.Messages) < 2 {
+		return nil, false
+	}
+	dst := appendHead(make([]byte, 0, requestSizeHint(req)), w)
+	n := 0
+	for i := range cut {
+		m := req.Messages[i]
+		blocks, err := encodeParts(scratch[:0], i, m)
+		if err != nil {
+			return nil, false
+		}
+		scratch = blocks
+		if len(blocks) == 0 && m.Role == record.Assistant {
+			continue
+		}
+		if dst, err = appendMessage(dst, n, &wireMessage{Role: string(m.Role), Content: blocks}); err != nil {
+			return nil, false
+		}
+		n++
+	}
+	for i := range w.Messages {
+		if dst, err = appendMessage(dst, n, &w.Messages[i]); err != nil {
+			return nil, false
+		}
+		n++
+	}
+	dst, err = appendTail(dst, w)
+	return dst, err == nil
 }
 
 // build renders req as wire shapes, applying the rules Encode describes.

@@ -123,6 +123,12 @@ func validateTop(req *vRequest) *provider.Violation {
 	case len(*req.Messages) == 0:
 		return violation("messages_empty", "messages", "messages: at least one message is required")
 	}
+	return validateSettings(req)
+}
+
+// validateSettings judges the fields beside model, max_tokens and messages: thinking, system and
+// tools.
+func validateSettings(req *vRequest) *provider.Violation {
 	if t := req.Thinking; t != nil && t.Type == "enabled" {
 		if t.BudgetTokens < 1024 {
 			return violation("thinking_budget", "thinking.budget_tokens",

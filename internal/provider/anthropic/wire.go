@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/reinhq/rein/internal/provider"
 )
 
 // This file writes request bodies by hand rather than with encoding/json. A request is re-encoded
@@ -15,32 +17,46 @@ import (
 
 // appendRequest appends the JSON body of w.
 func appendRequest(dst []byte, w *wireRequest) ([]byte, error) {
+	dst = appendHead(dst, w)
+	for i := range w.Messages {
+		var err error
+		if dst, err = appendMessage(dst, i, &w.Messages[i]); err != nil {
+			return nil, err
+		}
+	}
+	return appendTail(dst, w)
+}
+
+// appendHead appends the body of w up to its messages' opening bracket.
+func appendHead(dst []byte, w *wireRequest) []byte {
 	dst = append(dst, `{"model":`...)
 	dst = appendString(dst, w.Model)
 	dst = append(dst, `,"max_tokens":`...)
 	dst = strconv.AppendInt(dst, int64(w.MaxTokens), 10)
 	if len(w.System) > 0 {
 		dst = append(dst, `,"system":`...)
-		var err error
-		if dst, err = appendBlocks(dst, w.System); err != nil {
-			return nil, err
-		}
+		dst, _ = appendBlocks(dst, w.System) // text blocks: nothing raw to fail
 	}
-	dst = append(dst, `,"messages":[`...)
-	for i := range w.Messages {
-		m := &w.Messages[i]
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"role":`...)
-		dst = appendString(dst, m.Role)
-		dst = append(dst, `,"content":`...)
-		var err error
-		if dst, err = appendBlocks(dst, m.Content); err != nil {
-			return nil, fmt.Errorf("encode messages.%d: %w", i, err)
-		}
-		dst = append(dst, '}')
+	return append(dst, `,"messages":[`...)
+}
+
+// appendMessage appends message i of the body's messages, after a comma unless it is the first.
+func appendMessage(dst []byte, i int, m *wireMessage) ([]byte, error) {
+	if i > 0 {
+		dst = append(dst, ',')
 	}
+	dst = append(dst, `{"role":`...)
+	dst = appendString(dst, m.Role)
+	dst = append(dst, `,"content":`...)
+	var err error
+	if dst, err = appendBlocks(dst, m.Content); err != nil {
+		return nil, fmt.Errorf("encode messages.%d: %w", i, err)
+	}
+	return append(dst, '}'), nil
+}
+
+// appendTail appends the body of w from its messages' closing bracket to its end.
+func appendTail(dst []byte, w *wireRequest) ([]byte, error) {
 	dst = append(dst, ']')
 	if len(w.Tools) > 0 {
 		dst = append(dst, `,"tools":[`...)
@@ -212,6 +228,22 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// requestSizeHint is sizeHint reckoned from the neutral request, before any wire shape is built.
+func requestSizeHint(req provider.Request) int {
+	n := 320 + len(req.Model) + len(req.System)
+	for _, m := range req.Messages {
+		n += 32
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			n += 64 + len(p.Text) + len(p.Args) + len(p.Data) + len(p.Signature) + 2*len(p.CallID) + len(p.Name) + len(p.MediaType)
+		}
+	}
+	for _, t := range req.Tools {
+		n += 48 + len(t.Name) + len(t.Description) + len(t.Schema)
+	}
+	return n + n/16 // escapes
 }
 
 // sizeHint estimates the body's size so that it is built in one allocation most of the time.

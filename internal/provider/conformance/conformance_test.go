@@ -183,11 +183,17 @@ func TestConformance(t *testing.T) {
 				ts := httptest.NewServer(s)
 				defer ts.Close()
 				m := cl.new(ts.URL)
+				// The conversation's validator (incremental where the client has one) says
+				// exactly what the client's Validate says.
+				conv := provider.ValidatorFor(m)
 				msgs := []record.Message{user("Please answer.")}
 				for i, want := range c.expect {
 					var thinking strings.Builder
 					// The client's own validator passes what its encoder makes, and Send posts it.
 					body := encode(t, m, request(msgs...))
+					if v := conv.Validate(body); v != nil {
+						t.Fatalf("request %d: the conversation's validator refuses what the client's passes: %v", i, v)
+					}
 					reply, err := m.Send(context.Background(), body, func(ev provider.Event) {
 						if ev.Type == provider.ThinkingDelta {
 							thinking.WriteString(ev.Text)

@@ -63,6 +63,19 @@ func ValidateChat(body []byte) *provider.Violation {
 		return violation(RuleEmptyMessages, "messages",
 			"Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.")
 	}
+	if v := checkChatTools(&b); v != nil {
+		return v
+	}
+	for i := range b.Messages {
+		if v := checkChatMessage(i, &b.Messages[i]); v != nil {
+			return v
+		}
+	}
+	return checkChatPairing(b.Messages)
+}
+
+// checkChatTools checks the tools offered.
+func checkChatTools(b *chatBodyIn) *provider.Violation {
 	for i, t := range b.Tools {
 		if t.Type != "function" {
 			return violation(RuleBadToolCall, fmt.Sprintf("tools[%d].type", i),
@@ -76,12 +89,7 @@ func ValidateChat(body []byte) *provider.Violation {
 				"Invalid type for 'tools[%d].function.parameters': expected an object, but got %s instead.", i, k)
 		}
 	}
-	for i := range b.Messages {
-		if v := checkChatMessage(i, &b.Messages[i]); v != nil {
-			return v
-		}
-	}
-	return checkChatPairing(b.Messages)
+	return nil
 }
 
 // checkChatMessage checks one message's own shape.

@@ -120,7 +120,11 @@ func (c client) send(ctx context.Context, body []byte, d streamDecoder) (provide
 	}
 	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	defer stop()
-	return finish(ctx, d, readStream(ctx, resp.Body, d))
+	reply, err := finish(ctx, d, readStream(ctx, resp.Body, d))
+	if err == nil {
+		provider.Drain(resp.Body) // keep the connection for the next request
+	}
+	return reply, err
 }
 
 // jsonAnswer classifies a JSON body that came where a stream was expected: the error it holds,

@@ -55,6 +55,14 @@ func ValidateResponses(body []byte) *provider.Violation {
 	if b.Model == "" {
 		return violation(RuleMissingModel, "model", "Missing required parameter: 'model'.")
 	}
+	if v := checkRespTools(&b); v != nil {
+		return v
+	}
+	return checkRespInput(&b)
+}
+
+// checkRespTools checks the function tools offered.
+func checkRespTools(b *respBodyIn) *provider.Violation {
 	for i, t := range b.Tools {
 		if t.Type != "function" {
 			continue
@@ -67,6 +75,11 @@ func ValidateResponses(body []byte) *provider.Violation {
 				"Invalid type for 'tools[%d].parameters': expected an object, but got %s instead.", i, kind(t.Parameters))
 		}
 	}
+	return nil
+}
+
+// checkRespInput checks the input: its shape, each item's, and how the items relate.
+func checkRespInput(b *respBodyIn) *provider.Violation {
 	items := b.Input.elems
 	switch b.Input.Kind() {
 	case "string":
