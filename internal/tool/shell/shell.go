@@ -67,6 +67,9 @@ type Options struct {
 	// it cannot confine is refused (Outcome Denied), never run without it. The Tool does not own
 	// it: whoever made it closes it.
 	Sandbox *sandbox.Sandbox
+	// Started, when set, is called as each command's process has started, so that a benchmark
+	// can tell a command's start from its run (rein bench turns).
+	Started func()
 }
 
 // SecretEnv lists the environment variables never passed to a command.
@@ -201,6 +204,9 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	if err != nil {
 		return tool.Failure("could not run the command: %v", err)
+	}
+	if t.opts.Started != nil {
+		t.opts.Started()
 	}
 	if p.refused != nil {
 		<-p.done
