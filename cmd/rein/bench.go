@@ -50,6 +50,8 @@ every request with a bash call running "echo x", for --turns tool turns and a cl
 reply. It prints each figure's p50, p90 and p99 in milliseconds, per tool turn:
 
   turn           from one request's start to the next one's (rein's client sending)
+  turn less the simulator
+                 the turn less the simulator's own handling of its request: rein's share
   provider wait  sending the request until the reply's stream ended (the round trip)
     simulator    of which the simulator's own handling, its validation included
   encode         rendering the context and encoding the request
@@ -164,7 +166,7 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	}
 	fmt.Fprintf(out, "rein bench turns: %d tool turns of bash `echo x`, the simulator in-process at zero latency\n", o.turns)
 	fmt.Fprintf(out, "rein %s, sandbox %s\n\n", o.rein, mode)
-	fmt.Fprintf(out, "%-24s %8s %8s %8s\n", "per tool turn (ms)", "p50", "p90", "p99")
+	fmt.Fprintf(out, "%-26s %8s %8s %8s\n", "per tool turn (ms)", "p50", "p90", "p99")
 	col := func(f func(turnTimes) time.Duration) []time.Duration {
 		ds := make([]time.Duration, len(turns))
 		for i, t := range turns {
@@ -173,11 +175,19 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 		return ds
 	}
 	row := func(name string, ds []time.Duration) {
-		fmt.Fprintf(out, "%-24s %8s %8s %8s\n", name, ms(pct(ds, 50)), ms(pct(ds, 90)), ms(pct(ds, 99)))
+		fmt.Fprintf(out, "%-26s %8s %8s %8s\n", name, ms(pct(ds, 50)), ms(pct(ds, 90)), ms(pct(ds, 99)))
+	}
+	if len(simTimes) < len(turns) {
+		return fmt.Errorf("the simulator answered %d requests for %d tool turns", len(simTimes), len(turns))
 	}
 	row("turn", col(func(t turnTimes) time.Duration { return t.turn }))
+	less := make([]time.Duration, len(turns))
+	for i, t := range turns {
+		less[i] = t.turn - simTimes[i]
+	}
+	row("turn less the simulator", less)
 	row("  provider wait", col(func(t turnTimes) time.Duration { return t.wait }))
-	row("    simulator", simTimes[:min(len(simTimes), o.turns)])
+	row("    simulator", simTimes[:len(turns)])
 	row("  encode", col(func(t turnTimes) time.Duration { return t.encode }))
 	row("  validate", col(func(t turnTimes) time.Duration { return t.validate }))
 	row("  commit", col(func(t turnTimes) time.Duration { return t.commit }))
@@ -189,7 +199,7 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	row("  bash -c 'echo x'", floor.spawn)
 	row("  fsync", floor.fsync)
 	row("  loopback HTTP", floor.http)
-	fmt.Fprintf(out, "%-24s %8s\n", "  sum of the p50s", ms(pct(floor.spawn, 50)+pct(floor.fsync, 50)+pct(floor.http, 50)))
+	fmt.Fprintf(out, "%-26s %8s\n", "  sum of the p50s", ms(pct(floor.spawn, 50)+pct(floor.fsync, 50)+pct(floor.http, 50)))
 	return nil
 }
 

@@ -20,7 +20,7 @@ func TestBenchTurns(t *testing.T) {
 		if !strings.Contains(res.stdout, "rein bench turns: 4 tool turns") {
 			t.Errorf("no header naming the 4 turns:\n%s", res.stdout)
 		}
-		for _, name := range []string{"turn", "provider wait", "simulator", "encode", "validate", "commit",
+		for _, name := range []string{"turn", "turn less the simulator", "provider wait", "simulator", "encode", "validate", "commit",
 			"tool start", "tool run", "results", "other", "bash -c 'echo x'", "fsync", "loopback HTTP"} {
 			row := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(name) + `\s+(\d+\.\d{3})\s+(\d+\.\d{3})\s+(\d+\.\d{3})$`)
 			if !row.MatchString(res.stdout) {

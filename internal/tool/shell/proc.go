@@ -107,7 +107,7 @@ type proc struct {
 
 	outMu sync.Mutex // held while bytes move from the output pipe into out
 
-	ended    chan struct{} // closed once the command ended (or its waiter was killed)
+	ended    chan struct{} // closed once the command ended (its waiter or, direct, its shell exited)
 	dead     chan struct{} // closed once the supervisor exited; it is not reaped yet (nil if direct)
 	stopping chan struct{} // closed by stop
 	killed   chan struct{} // closed once the group got its last SIGKILL
@@ -432,7 +432,7 @@ func (p *proc) report() report {
 		switch {
 		case strings.HasPrefix(e, "cwd:"):
 			r.cwd, r.hasCwd = e[len("cwd:"):], true
-		case strings.HasPrefix(e, "status:"):
+		case strings.HasPrefix(e, "status:") && !p.direct: // a direct command's is its shell's exit
 			if n, err := strconv.Atoi(e[len("status:"):]); err == nil {
 				r.status, r.hasSt = n, true
 			}
