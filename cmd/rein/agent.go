@@ -46,6 +46,11 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 // tool (its temporary directory lives until closeSandboxes). A rule naming no tool of the session
 // (bash, the file tools, the doors) is refused, saying which was meant.
 func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy) (*tool.Runner, error) {
+	return buildRunnerWith(ws, mode, allow, deny, box, shell.Options{})
+}
+
+// buildRunnerWith is buildRunner with the bash tool's options as opts says (its sandbox aside).
+func buildRunnerWith(ws, mode string, allow, deny []string, box osbox.Policy, opts shell.Options) (*tool.Runner, error) {
 	pol, err := policyFrom(mode, allow, deny)
 	if err != nil {
 		return nil, err
@@ -54,7 +59,8 @@ func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy) (*tool
 	if err != nil {
 		return nil, err
 	}
-	sh, err := shell.New(ws, shell.Options{Sandbox: sb})
+	opts.Sandbox = sb
+	sh, err := shell.New(ws, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/tool/shell"
 	"github.com/spf13/cobra"
 )
 
@@ -36,6 +37,7 @@ type runFlags struct {
 	children   childFlags
 	sandbox    sandboxFlags
 	prompt     string // -p
+	trace      string // --trace-turns (hidden; rein bench turns)
 	// changed says whether the person set a flag on the command line (not the config file).
 	changed func(name string) bool
 }
@@ -113,6 +115,8 @@ Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue this session (an id, a unique prefix of one, or a record path)")
+	cmd.Flags().StringVar(&f.trace, "trace-turns", "", "write the time of each step of each turn to this file (for rein bench turns)")
+	cmd.Flags().MarkHidden("trace-turns")
 	return cmd
 }
 
@@ -319,7 +323,8 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 			return fail(err)
 		}
 	}
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen)
+	tr := newTurnTrace(f.trace)
+	runner, err := buildRunnerWith(ws, f.permission, f.allow, f.deny, f.sandbox.chosen, shell.Options{Started: tr.started()})
 	if err != nil {
 		return fail(exitf(exitUsage, "%v", err))
 	}
@@ -364,7 +369,8 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	cfg.BaseURL, cfg.PermissionMode = recordedURL(wired.baseURL), f.permission
 	// rein run's exchange awaits the child agents its model starts (agent.Config.AwaitChildren).
 	cfg.AwaitChildren = true
-	return agent.New(cfg), ws, func() { sess.Close(); wired.close(); starting.close(); closeSandboxes() }, nil
+	cfg.Trace = tr.agent()
+	return agent.New(cfg), ws, func() { sess.Close(); wired.close(); starting.close(); closeSandboxes(); tr.write(stderr) }, nil
 }
 
 // reopen opens the session ref names ("newest": the workspace's newest) to continue it, saying so

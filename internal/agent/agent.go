@@ -61,6 +61,8 @@ type Config struct {
 	// Sandbox says the OS sandbox the tools' commands run under, recorded with the session's
 	// start and each resume ("" records nothing).
 	Sandbox string
+	// Trace, when set, is told each Mark the loop passes, as it passes it (rein bench turns).
+	Trace func(Mark)
 }
 
 // Door is a tool that reads or edits the session it runs in.
@@ -365,20 +367,24 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 	limit := OutputLimit(a.cfg.MaxTokens, a.window())
 	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(),
 		MaxTokens: limit, Thinking: thinkingBudget(a.cfg.Thinking, limit), Effort: a.cfg.Effort}
+	a.mark(MarkEncode)
 	body, err := a.cfg.Client.Encode(req)
 	if err != nil {
 		return provider.Reply{}, fmt.Errorf("encode the request: %w", err)
 	}
+	a.mark(MarkValidate)
 	if v := a.validator.Validate(body); v != nil {
 		path := a.saveRequest(body)
 		msg := fmt.Sprintf("rein built a request the provider would refuse (%s: %s); it was not sent and is saved at %s — this is a bug in rein", v.Rule, v.Error(), path)
 		_ = a.sess.Append(&record.Failure{Message: msg})
 		return provider.Reply{}, errors.New(msg)
 	}
+	a.mark(MarkValidated)
 	attempt := 1
 	if err := a.sess.Append(&record.TurnStarted{Attempt: attempt}); err != nil {
 		return provider.Reply{}, err
 	}
+	a.mark(MarkSend)
 	reply, err := a.cfg.Retry.Send(ctx, a.cfg.Client, body, a.publishStream, func(w provider.Wait) {
 		_ = a.sess.Append(
 			&record.ProviderError{Class: string(w.Err.Class), Status: w.Err.Status, Type: w.Err.Type, Message: w.Err.Message, Attempt: w.Attempt},
@@ -387,6 +393,7 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 		_ = a.sess.Sync()
 		a.sess.Publish(session.Live{Kind: "status", Text: fmt.Sprintf("%s; retrying in %s", w.Err.Error(), w.Delay.Round(time.Millisecond))})
 	})
+	a.mark(MarkReceived)
 	if err != nil {
 		var pe *provider.Error
 		if errors.As(err, &pe) && pe.Class != provider.Cancelled {
@@ -476,8 +483,10 @@ func (a *Agent) commitReply(reply provider.Reply, stopped bool) (fold.Verdict, [
 		ps = append(ps, &record.ToolStarted{CallID: calls[0].ID, Name: calls[0].Name})
 		a.preStarted = calls[0].ID
 	}
+	a.mark(MarkCommit)
 	if err := a.sess.Commit(ps...); err != nil {
 		return verdict, nil, err
 	}
+	a.mark(MarkCommitted)
 	return verdict, calls, nil
 }

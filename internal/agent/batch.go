@@ -39,7 +39,9 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		}
 		a.sess.Publish(session.Live{Kind: "tool_start", CallID: c.ID, Name: c.Name, Text: string(c.Args)})
 		start := a.cfg.Now()
+		a.mark(MarkTool)
 		res, extra := a.runOne(ctx, turn, c)
+		a.mark(MarkToolDone)
 		after = append(after, extra...)
 		if res.Content == "" {
 			res.Content = "(no output)"
@@ -61,7 +63,11 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		results = append(results, r)
 	}
 	ps := append([]record.Payload{&record.ToolResults{Results: results}}, after...)
-	return a.sess.Append(ps...)
+	if err := a.sess.Append(ps...); err != nil {
+		return err
+	}
+	a.mark(MarkResults)
+	return nil
 }
 
 func (a *Agent) runOne(ctx context.Context, turn int64, c tool.Call) (tool.Result, []record.Payload) {

@@ -253,6 +253,10 @@ func New(p Policy, cfg Config) (*Sandbox, error) {
 // Policy is the sandbox's policy.
 func (s *Sandbox) Policy() Policy { return s.policy }
 
+// Contains reports whether each command starts as the first process of a PID namespace of its
+// own (Linux, where the machine allows it), whose end ends every process the command started.
+func (s *Sandbox) Contains() bool { return s != nil && s.sup.Contain != "" }
+
 // TempDir is the sandbox's temporary directory: writable by its commands, which find it as
 // $TMPDIR.
 func (s *Sandbox) TempDir() string { return s.temp }

@@ -9,7 +9,9 @@ import (
 )
 
 // control is how the processes of a call reach its control file, where the command's shell leaves
-// its final working directory and the waiter the command's exit status (see supervisor). Each
+// its final working directory and, under a supervisor, the waiter the command's exit status (see
+// supervisor; a command started directly holds it as fd 57 whatever the control, and its exit
+// status comes from its shell's exit: see directScript). Each
 // platform has a default (defaultControl, in sys_<os>.go); heldControl works on any Unix, and
 // Linux's tests run it too.
 type control struct {

@@ -18,12 +18,13 @@ func groupAlive(pgid int) bool {
 	return err != nil
 }
 
-// reacting lists the live processes of group pgid, its leader aside, that do not ignore sig.
+// reacting lists the live processes of group pgid that do not ignore sig. (A supervisor, the
+// leader of its group, ignores every signal a stop sends.)
 func reacting(pgid int, sig syscall.Signal) []int {
 	live, _ := procs.Live(pgid)
 	var pids []int
 	for _, p := range live {
-		if p.PID != pgid && !p.Ignores(sig) {
+		if !p.Ignores(sig) {
 			pids = append(pids, p.PID)
 		}
 	}

@@ -18,7 +18,9 @@ import (
 	"github.com/reinhq/rein/internal/sandbox"
 )
 
-// supervisor is the bash script every command runs under. It is rein's direct child and leads
+// supervisor is the bash script a command runs under when the sandbox contains it in a PID
+// namespace of its own (start; the others start directly, see directScript). It is rein's direct
+// child (through the sandbox's helper, which keeps its pid) and leads
 // the command's session and process group, and its one job is the lifeline: a pipe whose only
 // write end rein holds, so that end of file means rein is gone, however it died. The supervisor
 // blocks reading it, then SIGKILLs its whole group. Every catchable signal that could reach it
@@ -87,12 +89,13 @@ func supervisor(c control) string { return c.reach + "\n" + supervisorBody }
 // limit of its own on one argument, only ARG_MAX (1 MiB) on them all with the environment.
 const maxArg = 128<<10 - 64
 
-// proc is one running command: its supervisor, process group, output and control file.
+// proc is one running command: its group's leader (its supervisor, or its own shell when it
+// started directly), process group, output and control file.
 //
 // Its life: the command ends (ended), or a stop begins (stopping) and the group has its grace;
-// then rein SIGKILLs the group (killed), reaps the supervisor (exited), takes the last of the
+// then rein SIGKILLs the group (killed), reaps the leader (exited), takes the last of the
 // output (drained), reads the control file and releases everything (done). One goroutine, watch,
-// walks these steps; signals to the group all happen before the supervisor is reaped.
+// walks these steps; signals to the group all happen before the leader is reaped.
 type proc struct {
 	pgid     int
 	grace    time.Duration
@@ -104,8 +107,8 @@ type proc struct {
 
 	outMu sync.Mutex // held while bytes move from the output pipe into out
 
-	ended    chan struct{} // closed once the command ended (or its waiter was killed)
-	dead     chan struct{} // closed once the supervisor exited; it is not reaped yet
+	ended    chan struct{} // closed once the command ended (its waiter or, direct, its shell exited)
+	dead     chan struct{} // closed once the supervisor exited; it is not reaped yet (nil if direct)
 	stopping chan struct{} // closed by stop
 	killed   chan struct{} // closed once the group got its last SIGKILL
 	exited   chan struct{} // closed once the supervisor is reaped
@@ -117,6 +120,11 @@ type proc struct {
 	stopOnce sync.Once
 	deadline *time.Timer // the end of a stop's grace period; set before stopping closes
 
+	// direct is set when the command's shell is the group's leader, held by the lifeline's keeper
+	// (startDirect); cmd is then the shell's, whose end gives the exit status.
+	direct bool
+	cmd    *exec.Cmd
+
 	waitErr error
 	rep     report
 	// refused is why the sandbox helper did not run the command (a *sandbox.LaunchError), or nil;
@@ -124,11 +132,23 @@ type proc struct {
 	refused error
 }
 
-// start runs command in dir under a fresh supervisor, with a control file made and reached as c
-// says, confined by box unless it is nil. When box cannot confine it, start returns box's refusal
-// (a *sandbox.UnsupportedError) and runs nothing; when the sandbox failed to apply, the command
-// did not run and p.refused says why.
+// start runs command in dir, with a control file made as c says, confined by box unless it is
+// nil. When box cannot confine it, start returns box's refusal (a *sandbox.UnsupportedError) and
+// runs nothing; when the sandbox failed to apply, the command did not run and p.refused says why.
+//
+// Under a sandbox that contains processes (a PID namespace per command) the command runs under a
+// supervisor of its own (startSupervised); otherwise its shell is rein's child and the lifeline's
+// keeper holds it (startDirect), which costs one process instead of three.
 func start(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {
+	if box.Contains() {
+		return startSupervised(bash, dir, env, grace, command, out, c, box)
+	}
+	return startDirect(bash, dir, env, grace, command, out, c, box)
+}
+
+// startSupervised runs command in dir under a fresh supervisor, with a control file made and
+// reached as c says, confined by box unless it is nil; see start.
+func startSupervised(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {
 	ctl, err := c.create()
 	if err != nil {
 		return nil, fmt.Errorf("create the control file: %w", err)
@@ -262,12 +282,16 @@ func (p *proc) signal(sig syscall.Signal) {
 	}
 }
 
-// kill sends the group its last SIGKILL and lets the supervisor be reaped.
+// kill sends the group its last SIGKILL and lets the leader be reaped, once the lifeline's keeper
+// no longer holds the group.
 func (p *proc) kill() {
 	p.mu.Lock()
 	syscall.Kill(-p.pgid, syscall.SIGKILL)
 	p.final = true
 	p.mu.Unlock()
+	if p.direct {
+		keeper.release(p.pgid)
+	}
 	close(p.killed)
 }
 
@@ -390,6 +414,16 @@ type report struct {
 
 func (p *proc) report() report {
 	var r report
+	if p.direct && p.cmd.ProcessState != nil {
+		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+			switch {
+			case ws.Exited():
+				r.status, r.hasSt = ws.ExitStatus(), true
+			case ws.Signaled():
+				r.status, r.hasSt = 128+int(ws.Signal()), true
+			}
+		}
+	}
 	b, err := io.ReadAll(io.NewSectionReader(p.ctl, 0, 1<<20))
 	if err != nil {
 		return r
@@ -398,7 +432,7 @@ func (p *proc) report() report {
 		switch {
 		case strings.HasPrefix(e, "cwd:"):
 			r.cwd, r.hasCwd = e[len("cwd:"):], true
-		case strings.HasPrefix(e, "status:"):
+		case strings.HasPrefix(e, "status:") && !p.direct: // a direct command's is its shell's exit
 			if n, err := strconv.Atoi(e[len("status:"):]); err == nil {
 				r.status, r.hasSt = n, true
 			}

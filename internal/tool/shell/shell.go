@@ -2,17 +2,18 @@
 // working directory that persists across calls, output capped to its head and tail, a timeout,
 // and a Stop that ends the command's whole process group.
 //
-// No process a call starts outlives rein, even a rein killed with SIGKILL. Each call runs under a
-// small bash supervisor that leads a fresh session and process group and does one thing: it
-// blocks reading a lifeline, a pipe whose write end only rein holds, and SIGKILLs the whole group
-// at end of file, however rein died. No signal is involved, so no interleaving of a Stop, a
-// timeout and rein's death can get past it. rein kills the group itself when the command ends (so
-// a call's background jobs end with it) and when a stop's grace period is over. The one way out
-// is to leave the process group (setsid, or a shell with job control on): such a process is
-// neither signalled nor waited for, unless the sandbox holds the command in a PID namespace of its
-// own (Options.Sandbox; Linux, where the machine allows it), whose end ends it too. See the
-// supervisor script for the details. The command has no controlling terminal and its stdin is
-// /dev/null.
+// No process a call starts outlives rein, even a rein killed with SIGKILL. A command's shell is
+// rein's child and leads a fresh session and process group; it runs nothing before the group is
+// held on the lifeline, a pipe whose write end only rein holds, read by a small bash keeper that
+// rein starts once and that SIGKILLs every group still held at end of file, however rein died. No
+// signal is involved, so no interleaving of a Stop, a timeout and rein's death can get past it.
+// rein kills the group itself when the command ends (so a call's background jobs end with it) and
+// when a stop's grace period is over. The one way out is to leave the process group (setsid, or a
+// shell with job control on): such a process is neither signalled nor waited for, unless the
+// sandbox holds the command in a PID namespace of its own (Options.Sandbox; Linux, where the
+// machine allows it), whose end ends it too; such a command runs under a supervisor of its own
+// instead. See directScript, keeperScript and the supervisor script for the details. The command
+// has no controlling terminal and its stdin is /dev/null.
 //
 // Under a sandbox (package sandbox) a command cannot write outside the workspace and the
 // sandbox's temporary directory, nor reach the network; one the machine cannot confine as asked
@@ -21,8 +22,8 @@
 // It runs on Linux and macOS, with the same guarantees. What differs is in sys_linux.go and
 // sys_darwin.go (how the control file is made and reached, the parent-death signal Linux adds
 // behind the lifeline) and in package procs (how a process group is read and an exit awaited);
-// the rest, the supervisor script included, is one code for both. The script runs under bash 3.2,
-// macOS's /bin/bash, as well as under bash 5.
+// the rest, the scripts included, is one code for both. The scripts run under bash 3.2, macOS's
+// /bin/bash, as well as under bash 5.
 //
 // The environment is inherited minus well-known secret variables, so that an API key rein holds is
 // not handed to every command the model writes.
@@ -67,6 +68,9 @@ type Options struct {
 	// it cannot confine is refused (Outcome Denied), never run without it. The Tool does not own
 	// it: whoever made it closes it.
 	Sandbox *sandbox.Sandbox
+	// Started, when set, is called as each command's process has started, so that a benchmark
+	// can tell a command's start from its run (rein bench turns).
+	Started func()
 }
 
 // SecretEnv lists the environment variables never passed to a command.
@@ -201,6 +205,9 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	if err != nil {
 		return tool.Failure("could not run the command: %v", err)
+	}
+	if t.opts.Started != nil {
+		t.opts.Started()
 	}
 	if p.refused != nil {
 		<-p.done

@@ -14,3 +14,9 @@ func sysProcAttr() *syscall.SysProcAttr {
 // fionread is the ioctl that tells how many bytes a pipe holds: FIONREAD, _IOR('f', 127, int)
 // in <sys/filio.h>, which golang.org/x/sys/unix does not name for darwin.
 const fionread = 0x4004667f
+
+// directProcAttr makes a command's shell lead a new session. macOS has no parent-death signal:
+// the lifeline's keeper is the line.
+func directProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true}
+}

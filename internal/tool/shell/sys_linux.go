@@ -31,3 +31,9 @@ func sysProcAttr() *syscall.SysProcAttr {
 
 // fionread is the ioctl that tells how many bytes a pipe holds (FIONREAD, spelled TIOCINQ).
 const fionread = unix.TIOCINQ
+
+// directProcAttr makes a command's shell lead a new session, and asks Linux to SIGKILL it when
+// the thread that started it exits: a second line of defence behind the lifeline's keeper.
+func directProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -1,0 +1,141 @@
+package shell
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+)
+
+// keeperScript is the lifeline's keeper: one bash process per rein process, started with the
+// first command, that outlives rein by the moment it takes to end what rein leaves running. It
+// reads the lifeline, a pipe whose only write end rein holds, on which rein names each command's
+// process group as it starts ("+pgid") and as it is done with it ("-pgid"), and at end of file —
+// rein is gone, however it died — it SIGKILLs every group still named, then exits. No signal is
+// involved, so no interleaving of a Stop, a timeout and rein's death can get past it: every
+// catchable signal that could reach it is ignored by the kernel (a trap with an empty action is
+// SIG_IGN), and the read is a blocking read on a pipe. It leads a session of its own, outside
+// every command's group, and holds no descriptor of any command.
+//
+// A group whose processes are all gone has nothing left to kill; a group with a live process
+// keeps its id (POSIX reuses a process group id only once the group is empty), so the SIGKILL
+// reaches every process that is still there.
+const keeperScript = `trap '' HUP INT QUIT TERM USR1 USR2 PIPE ALRM TSTP TTIN TTOU XCPU XFSZ VTALRM PROF
+__rein_groups=' '
+while IFS= read -r __rein_l; do
+	case $__rein_l in
+	+*) __rein_groups="$__rein_groups${__rein_l#+} " ;;
+	-*) __rein_groups=${__rein_groups/ ${__rein_l#-} / } ;;
+	esac
+done
+for __rein_g in $__rein_groups; do kill -KILL -- "-$__rein_g" 2>/dev/null; done
+`
+
+// lifeline is rein's side of the keeper: the lifeline's write end and the groups named on it.
+// Should the keeper die while rein lives, a new one is started and told every group still held.
+type lifeline struct {
+	mu     sync.Mutex
+	bash   string
+	w      *os.File      // the lifeline's write end, nil while no keeper runs
+	gen    int           // counts the keepers started, so a late exit does not retire a newer one
+	pid    int           // the current keeper's pid (tests)
+	groups map[int]bool  // the groups held: started and not yet released
+	exited chan struct{} // closed when the current keeper exits (tests)
+}
+
+// keeper is the process's one lifeline: every command started directly (startDirect) is held on
+// it, whichever Tool started it.
+var keeper = &lifeline{groups: map[int]bool{}}
+
+// hold names group pgid on the lifeline, starting a keeper with bash if none runs. When it
+// returns nil, the group is killed if rein dies, however it dies.
+func (l *lifeline) hold(bash string, pgid int) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.groups[pgid] = true
+	if l.w != nil {
+		if err := l.send("+", pgid); err == nil {
+			return nil
+		}
+		l.retire()
+	}
+	if l.bash == "" {
+		l.bash = bash
+	}
+	if err := l.start(); err != nil {
+		delete(l.groups, pgid)
+		return err
+	}
+	return nil
+}
+
+// release takes group pgid off the lifeline. It is called after the group's last SIGKILL and
+// before its leader is reaped, so the keeper never signals a group id rein gave up.
+func (l *lifeline) release(pgid int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.groups, pgid)
+	if l.w != nil && l.send("-", pgid) != nil {
+		l.retire()
+	}
+}
+
+func (l *lifeline) send(op string, pgid int) error {
+	_, err := l.w.Write([]byte(op + strconv.Itoa(pgid) + "\n"))
+	return err
+}
+
+// retire forgets a keeper that cannot be written to; it ends by itself at end of file.
+func (l *lifeline) retire() {
+	l.w.Close()
+	l.w = nil
+}
+
+// start starts a keeper and names every group held on its lifeline. l.mu is held.
+func (l *lifeline) start() error {
+	// Created close-on-exec: no other process rein starts holds the write end.
+	r, w, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("create the lifeline: %w", err)
+	}
+	cmd := exec.Command(l.bash, "-c", keeperScript, "rein-keeper")
+	cmd.Stdin = r
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return fmt.Errorf("start the lifeline's keeper: %w", err)
+	}
+	l.w, l.pid = w, cmd.Process.Pid
+	l.gen++
+	gen, exited := l.gen, make(chan struct{})
+	l.exited = exited
+	go func() {
+		cmd.Wait()
+		close(exited)
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.gen != gen {
+			return
+		}
+		// The keeper died while rein lives (someone killed it): the groups it held need another.
+		if l.w != nil {
+			l.retire()
+		}
+		if len(l.groups) > 0 {
+			l.start()
+		}
+	}()
+	for g := range l.groups {
+		if err := l.send("+", g); err != nil {
+			l.retire()
+			return fmt.Errorf("write the lifeline: %w", err)
+		}
+	}
+	return nil
+}
