@@ -66,7 +66,7 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	if err := f.sandbox.resolve(stderr); err != nil {
 		return fail(err)
 	}
-	if _, err := buildRunner(ws, f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off}); err != nil {
+	if _, err := buildRunner(ws, wired.toolSet(wired.model), f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off}); err != nil {
 		return fail(exitf(exitUsage, "%v", err))
 	}
 	if x.token, err = spec.token(); err != nil {

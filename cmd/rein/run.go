@@ -312,13 +312,15 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 			return fail(err)
 		}
 	}
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen)
-	if err != nil {
-		return fail(exitf(exitUsage, "%v", err))
-	}
 	wired, err := f.resolve(stderr)
 	if err != nil {
 		return fail(err)
+	}
+	set := wired.toolSet(wired.model)
+	runner, err := buildRunner(ws, set, f.permission, f.allow, f.deny, f.sandbox.chosen)
+	if err != nil {
+		wired.close()
+		return fail(exitf(exitUsage, "%v", err))
 	}
 	if sess != nil {
 		sayChanges(stderr, was, ws, wired, f.permission)
@@ -326,7 +328,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	} else if sess, err = session.Start(session.ProjectDir(root, ws), session.Options{Redact: redactText}, record.SessionStarted{
 		Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
 		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
-		Sandbox: f.sandbox.chosen.String(),
+		Sandbox: f.sandbox.chosen.String(), Tools: string(set),
 	}); err != nil {
 		wired.close()
 		return fail(exitf(exitFailed, "cannot create the session: %v", err))

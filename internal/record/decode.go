@@ -554,6 +554,7 @@ func (p *SessionStarted) members() (f fields) {
 	f.add("thinking", &p.Thinking)
 	f.add("effort", &p.Effort)
 	f.add("sandbox", &p.Sandbox)
+	f.add("tools", &p.Tools)
 	return f
 }
 
@@ -568,6 +569,7 @@ func (p *SessionResumed) members() (f fields) {
 	f.add("thinking", &p.Thinking)
 	f.add("effort", &p.Effort)
 	f.add("sandbox", &p.Sandbox)
+	f.add("tools", &p.Tools)
 	return f
 }
 
