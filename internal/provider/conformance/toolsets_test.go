@@ -1,0 +1,265 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/provider/anthropic"
+	"github.com/reinhq/rein/internal/provider/openai"
+	"github.com/reinhq/rein/internal/provider/sim"
+	"github.com/reinhq/rein/internal/record"
+)
+
+// The tool sets as package toolset builds them, written out here (a provider test links no tool).
+var (
+	editorSpec = provider.Tool{Name: anthropic.TextEditorName, Type: anthropic.TextEditorType, Description: "View, create and edit files.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"path":{"type":"string"}},"required":["command","path"]}`)}
+	bashTypeSpec = provider.Tool{Name: anthropic.BashName, Type: anthropic.BashType, Description: "Run a command.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"},"restart":{"type":"boolean"}}}`)}
+	bashSpec  = provider.Tool{Name: "bash", Description: "Run a command.", Schema: json.RawMessage(bashSchema)}
+	patchSpec = provider.Tool{Name: "apply_patch", Description: "Apply a patch.", Schema: provider.FreeformSchema,
+		Grammar: "start: begin_patch hunk+ end_patch\nbegin_patch: \"*** Begin Patch\" LF\nend_patch: \"*** End Patch\" LF?\nhunk: /(.+)/ LF\n%import common.LF\n"}
+	editSpec = provider.Tool{Name: "edit_file", Description: "Edit a file.",
+		Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"old":{"type":"string"},"new":{"type":"string"}},"required":["path","old","new"]}`)}
+
+	claudeTools   = []provider.Tool{bashTypeSpec, editorSpec}
+	codexTools    = []provider.Tool{bashSpec, patchSpec}
+	codexFunction = []provider.Tool{bashSpec, func() provider.Tool { t := patchSpec; t.Grammar = ""; return t }()}
+	reinTools     = []provider.Tool{bashSpec, editSpec}
+)
+
+const testPatch = "*** Begin Patch\n*** Update File: main.go\n@@ func main() {\n-\tprintln(\"hi\")\n+\tprintln(\"hello\")\n*** End Patch\n"
+
+func call(id, name, args string) record.Part {
+	return record.Part{Type: record.PartToolCall, CallID: id, Name: name, Args: json.RawMessage(args)}
+}
+
+func result(id, text string, o record.Outcome) record.Part {
+	return record.Part{Type: record.PartToolResult, CallID: id, Text: text, Outcome: o, IsError: o != record.OK}
+}
+
+// history is a session's context made with one tool set: a prompt, calls and their results, a
+// reply.
+func history(set string) []record.Message {
+	var calls, results []record.Part
+	switch set {
+	case "claude":
+		calls = []record.Part{
+			call("toolu_1", anthropic.TextEditorName, `{"command":"str_replace","path":"/w/main.go","old_str":"hi","new_str":"hello"}`),
+			call("toolu_2", "bash", `{"command":"go test ./..."}`),
+			call("toolu_3", "bash", `{"restart":true}`),
+		}
+	case "codex":
+		calls = []record.Part{
+			call("call_1", "apply_patch", string(provider.FreeformArgs(testPatch))),
+			call("call_2", "bash", `{"command":"go test ./..."}`),
+		}
+	case "rein":
+		calls = []record.Part{call("call_9", "edit_file", `{"path":"main.go","old":"hi","new":"hello"}`)}
+	}
+	for i, c := range calls {
+		o := record.OK
+		if i == 1 {
+			o = record.Interrupted // a Stop mid-call
+		}
+		results = append(results, result(c.CallID, "done", o))
+	}
+	return []record.Message{
+		user("say hello, not hi"),
+		{Role: record.Assistant, Parts: append([]record.Part{text("Editing.")}, calls...)},
+		{Role: record.User, Parts: results},
+		{Role: record.Assistant, Parts: []record.Part{text("Done.")}},
+		user("thanks"),
+	}
+}
+
+type wireCodec struct {
+	name     string
+	encode   func(provider.Request) ([]byte, error)
+	validate func([]byte) *provider.Violation
+}
+
+var codecs = []wireCodec{
+	{"anthropic", anthropic.Encode, anthropic.Validate},
+	{"chat", openai.EncodeChat, openai.ValidateChat},
+	{"responses", openai.EncodeResponses, openai.ValidateResponses},
+}
+
+// TestToolSetsOnEveryWire: a history made with any tool set, sent on any wire with any tool set
+// offered (a fork onto another provider offers that provider's), is valid by all three
+// validators. This is the promise a fork keeps.
+func TestToolSetsOnEveryWire(t *testing.T) {
+	sets := map[string][]provider.Tool{"claude": claudeTools, "codex": codexTools, "codex-function": codexFunction, "rein": reinTools}
+	for _, made := range []string{"claude", "codex", "rein"} {
+		for offered, tools := range sets {
+			for _, c := range codecs {
+				req := provider.Request{Model: "gpt-5", System: "test", Messages: history(made), Tools: tools, MaxTokens: 1024}
+				body, err := c.encode(req)
+				if err != nil {
+					t.Fatalf("%s history, %s offered, %s: encode: %v", made, offered, c.name, err)
+				}
+				if v := c.validate(body); v != nil {
+					t.Errorf("%s history, %s offered, %s: %v\n%s", made, offered, c.name, v, body)
+				}
+			}
+		}
+	}
+}
+
+// The definitions each wire is sent, in the shapes the providers document.
+func TestToolSetDefinitions(t *testing.T) {
+	req := provider.Request{Model: "m", Messages: []record.Message{user("hi")}, MaxTokens: 100}
+
+	req.Tools = claudeTools
+	body, err := anthropic.Encode(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(body, []byte(`"tools":[{"type":"bash_20250124","name":"bash"},{"type":"text_editor_20250728","name":"str_replace_based_edit_tool"}]`)) {
+		t.Errorf("anthropic tool types:\n%s", body)
+	}
+	if v := anthropic.Validate(body); v != nil {
+		t.Error(v)
+	}
+	// The hand-written encoder and encoding/json agree on the new shape.
+	bad := bytes.Replace(body, []byte(`"name":"str_replace_based_edit_tool"`), []byte(`"name":"editor"`), 1)
+	if v := anthropic.Validate(bad); v == nil || v.Rule != "tool_type_name" || !strings.Contains(v.Message, "Input should be 'str_replace_based_edit_tool'") {
+		t.Errorf("a tool type under another name: %v", v)
+	}
+
+	req.Tools = codexTools
+	body, err = openai.EncodeResponses(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent struct{ Tools []json.RawMessage }
+	json.Unmarshal(body, &sent)
+	var custom struct {
+		Type, Name, Description string
+		Format                  struct{ Type, Syntax, Definition string }
+	}
+	if len(sent.Tools) != 2 || json.Unmarshal(sent.Tools[1], &custom) != nil || custom.Type != "custom" || custom.Name != "apply_patch" ||
+		custom.Format.Type != "grammar" || custom.Format.Syntax != "lark" || custom.Format.Definition != patchSpec.Grammar {
+		t.Errorf("responses custom tool: %s", body)
+	}
+	if v := openai.ValidateResponses(body); v != nil {
+		t.Error(v)
+	}
+	for _, bad := range []struct{ from, to, rule string }{
+		{`"syntax":"lark"`, `"syntax":"ebnf"`, "Supported values are: 'lark' and 'regex'"},
+		{`"type":"grammar"`, `"type":"json"`, "Supported values are: 'text' and 'grammar'"},
+	} {
+		if v := openai.ValidateResponses(bytes.Replace(body, []byte(bad.from), []byte(bad.to), 1)); v == nil || !strings.Contains(v.Message, bad.rule) {
+			t.Errorf("%s: %v", bad.to, v)
+		}
+	}
+
+	body, err = openai.EncodeChat(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(body, []byte(`{"type":"function","function":{"name":"apply_patch","description":"Apply a patch.","parameters":{"type":"object","properties":{"input":{"type":"string"`)) {
+		t.Errorf("chat apply_patch function:\n%s", body)
+	}
+}
+
+// A custom tool call and its output on the Responses wire, and the same call elsewhere.
+func TestCustomCallShapes(t *testing.T) {
+	req := provider.Request{Model: "gpt-5", Messages: history("codex"), Tools: codexTools, MaxTokens: 100}
+	body, err := openai.EncodeResponses(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent struct{ Input []map[string]any }
+	json.Unmarshal(body, &sent)
+	var kinds []string
+	for _, it := range sent.Input {
+		kinds = append(kinds, it["type"].(string))
+		if it["type"] == "custom_tool_call" && (it["input"] != testPatch || it["call_id"] != "call_1" || it["name"] != "apply_patch" || it["arguments"] != nil) {
+			t.Errorf("custom call item %v", it)
+		}
+	}
+	want := "message,message,custom_tool_call,function_call,custom_tool_call_output,function_call_output,message,message"
+	if got := strings.Join(kinds, ","); got != want {
+		t.Errorf("items %s, want %s\n%s", got, want, body)
+	}
+	// An output of the wrong kind is refused, in the words of the pairing rule.
+	swapped := bytes.Replace(body, []byte(`"type":"custom_tool_call_output"`), []byte(`"type":"function_call_output"`), 1)
+	if v := openai.ValidateResponses(swapped); v == nil || !strings.Contains(v.Message, "answered by a custom_tool_call_output") {
+		t.Errorf("a function output for a custom call: %v", v)
+	}
+	// Offered as a function (Chat, or a model without custom tools), the call is a function call
+	// whose arguments carry the patch.
+	req.Tools = codexFunction
+	body, _ = openai.EncodeResponses(req)
+	if bytes.Contains(body, []byte("custom_tool_call")) || !bytes.Contains(body, []byte(`"arguments":"{\"input\":\"*** Begin Patch`)) {
+		t.Errorf("function form:\n%s", body)
+	}
+	body, _ = anthropic.Encode(req)
+	if !bytes.Contains(body, []byte(`{"type":"tool_use","id":"call_1","name":"apply_patch","input":{"input":"*** Begin Patch`)) {
+		t.Errorf("anthropic:\n%s", body)
+	}
+}
+
+// Through the simulator and the real clients: the Responses wire streams a custom tool call, the
+// client records it as {"input": text} exactly, and the next request (the call answered) passes
+// the validator and the simulator; the Anthropic wire streams the text editor's call.
+func TestFreeformCallThroughSimulator(t *testing.T) {
+	input := "*** Begin Patch\n*** Add File: ünïcode.txt\n+\"quoted\" \\ back\\slash\ttab\n*** End Patch"
+	steps := []sim.Step{
+		{Text: "Patching.", ToolCalls: []sim.ToolCall{{Name: "apply_patch", Input: &input}}},
+		{Text: "Patched."},
+		{ToolCalls: []sim.ToolCall{{Name: anthropic.TextEditorName, Arguments: json.RawMessage(`{"command":"view","path":"a.txt"}`)}}},
+		{Text: "Viewed."},
+		{ToolCalls: []sim.ToolCall{{Name: "apply_patch", Input: &input}}, MaxTokens: true},
+	}
+	srv := httptest.NewServer(sim.New(sim.Options{Script: &sim.Script{Steps: steps, Strict: true}}).Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	turn := func(m provider.Model, tools []provider.Tool, msgs []record.Message) provider.Reply {
+		t.Helper()
+		req := provider.Request{Model: "gpt-5", Messages: msgs, Tools: tools, MaxTokens: 1000}
+		body := encode(t, m, req)
+		reply, err := m.Send(ctx, body, nil)
+		if err != nil {
+			t.Fatalf("send: %v", err)
+		}
+		return reply
+	}
+	resp := openai.NewResponses(openai.Config{BaseURL: srv.URL + "/v1", APIKey: "k"})
+	msgs := []record.Message{user("patch it")}
+	reply := turn(resp, codexTools, msgs)
+	c := reply.Parts[len(reply.Parts)-1]
+	if got, ok := provider.FreeformInput(c.Args); c.Type != record.PartToolCall || c.Name != "apply_patch" || !ok || got != input || reply.StopReason != provider.StopToolUse {
+		t.Fatalf("reply %+v", reply)
+	}
+	msgs = append(msgs, record.Message{Role: record.Assistant, Parts: reply.Parts},
+		record.Message{Role: record.User, Parts: []record.Part{result(c.CallID, "Applied the patch:\nA ünïcode.txt", record.OK)}})
+	if reply = turn(resp, codexTools, msgs); reply.StopReason != provider.StopEnd {
+		t.Fatalf("after the result: %+v", reply)
+	}
+
+	// The same history goes on, on the Anthropic wire with Claude's tools (a fork).
+	msgs = append(msgs, record.Message{Role: record.Assistant, Parts: reply.Parts}, user("now look"))
+	ant := anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k"})
+	reply = turn(ant, claudeTools, msgs)
+	ed := reply.Parts[len(reply.Parts)-1]
+	if ed.Name != anthropic.TextEditorName || string(ed.Args) != `{"command":"view","path":"a.txt"}` {
+		t.Fatalf("editor call %+v", ed)
+	}
+	msgs = append(msgs, record.Message{Role: record.Assistant, Parts: reply.Parts},
+		record.Message{Role: record.User, Parts: []record.Part{result(ed.CallID, "     1\ta", record.OK)}})
+	reply = turn(ant, claudeTools, msgs)
+	msgs = append(msgs, record.Message{Role: record.Assistant, Parts: reply.Parts}, user("patch again"))
+
+	// And back on Responses: a custom call cut off by max tokens is incomplete.
+	reply = turn(resp, codexTools, msgs)
+	if len(reply.Incomplete) != 1 || reply.StopReason != provider.StopMaxTokens {
+		t.Fatalf("a cut custom call: %+v", reply)
+	}
+}
