@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -102,7 +103,7 @@ func (e editor) Run(ctx context.Context, call tool.Call) tool.Result {
 		if _, ok := raw["old_str"]; !ok {
 			return tool.Failure("str_replace needs old_str, the exact text to replace")
 		}
-		return e.w.EditFile().Run(ctx, e.call(call, map[string]any{"path": a.Path, "old": a.OldStr, "new": a.NewStr}))
+		return inEditorWords(e.w.EditFile().Run(ctx, e.call(call, map[string]any{"path": a.Path, "old": a.OldStr, "new": a.NewStr})))
 	case "insert":
 		_, hasText := raw["insert_text"]
 		if !hasText && a.newStrSet {
@@ -154,7 +155,28 @@ func (e editor) view(ctx context.Context, a editorArgs) tool.Result {
 			args["limit"] = to - from + 1
 		}
 	}
-	return e.w.ReadFile().Run(ctx, e.call(tool.Call{Name: "read_file"}, args))
+	return inEditorWords(e.w.ReadFile().Run(ctx, e.call(tool.Call{Name: "read_file"}, args)))
+}
+
+// editorWords rewrite what read_file and edit_file answer in the text editor's terms, so that
+// the model is told to mend its call with the fields it has.
+var (
+	editorWords = strings.NewReplacer(
+		"old is empty; to write a file from scratch use write_file", "old_str is empty; to write a whole file use create",
+		"old and new are the same", "old_str and new_str are the same",
+		"old was not found", "old_str was not found",
+		"old matches", "old_str matches",
+		"read_file shows the current text", "view shows the current text",
+	)
+	replaceAllHint = regexp.MustCompile(`, or set replace_all to change all \d+`)
+	readOnHint     = regexp.MustCompile(`read on with offset (\d+)`)
+)
+
+func inEditorWords(r tool.Result) tool.Result {
+	r.Content = editorWords.Replace(r.Content)
+	r.Content = replaceAllHint.ReplaceAllString(r.Content, "")
+	r.Content = readOnHint.ReplaceAllString(r.Content, "view on with view_range [$1, -1]")
+	return r
 }
 
 // list lists a directory's files and directories up to listDepth levels deep, hidden ones left

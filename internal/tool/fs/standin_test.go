@@ -44,7 +44,7 @@ func TestEditor(t *testing.T) {
 	}{
 		{name: "view a file", args: map[string]any{"command": "view", "path": "notes.txt"}, outcome: record.OK, want: "     2\ttwo\n"},
 		{name: "view absolute", args: map[string]any{"command": "view", "path": filepath.Join(dir, "notes.txt")}, outcome: record.OK, want: "     1\tone"},
-		{name: "view a range", args: map[string]any{"command": "view", "path": "notes.txt", "view_range": []int{2, 2}}, outcome: record.OK, want: "     2\ttwo\n[the file continues"},
+		{name: "view a range", args: map[string]any{"command": "view", "path": "notes.txt", "view_range": []int{2, 2}}, outcome: record.OK, want: "     2\ttwo\n[the file continues past line 2; view on with view_range [3, -1]]"},
 		{name: "view to the end", args: map[string]any{"command": "view", "path": "notes.txt", "view_range": []int{2, -1}}, outcome: record.OK, want: "     3\tthree"},
 		{name: "view a bad range", args: map[string]any{"command": "view", "path": "notes.txt", "view_range": []int{3, 1}}, outcome: record.Failed, want: "the end is before the start"},
 		{name: "view a directory", args: map[string]any{"command": "view", "path": "src"}, outcome: record.OK, want: "src/a.go\nsrc/b/\nsrc/b/c.txt\nsrc/b/d/"},
@@ -54,7 +54,7 @@ func TestEditor(t *testing.T) {
 		{name: "create outside", args: map[string]any{"command": "create", "path": "../x", "file_text": "x"}, outcome: record.Denied, want: "outside the workspace"},
 		{name: "create without text", args: map[string]any{"command": "create", "path": "y"}, outcome: record.Failed, want: "create needs file_text"},
 		{name: "str_replace", args: map[string]any{"command": "str_replace", "path": "src/a.go", "old_str": "return 1", "new_str": "return 2"}, outcome: record.OK, want: "replaced 1 occurrence", file: "src/a.go", text: "package a\n\nfunc A() int { return 2 }\n"},
-		{name: "str_replace not found", args: map[string]any{"command": "str_replace", "path": "notes.txt", "old_str": "four", "new_str": "4"}, outcome: record.Failed, want: "was not found in notes.txt"},
+		{name: "str_replace not found", args: map[string]any{"command": "str_replace", "path": "notes.txt", "old_str": "four", "new_str": "4"}, outcome: record.Failed, want: "old_str was not found in notes.txt. It must match the file exactly, whitespace and indentation included; view shows the current text"},
 		{name: "str_replace deletes with no new_str", args: map[string]any{"command": "str_replace", "path": "notes.txt", "old_str": "two\n"}, outcome: record.OK, file: "notes.txt", text: "one\nthree\n"},
 		{name: "insert at the top", args: map[string]any{"command": "insert", "path": "src/b/c.txt", "insert_line": 0, "insert_text": "top"}, outcome: record.OK, want: "after line 0", file: "src/b/c.txt", text: "top\nc\n"},
 		{name: "insert after the last line", args: map[string]any{"command": "insert", "path": "nonl.txt", "insert_line": 2, "insert_text": "z\n"}, outcome: record.OK, file: "nonl.txt", text: "x\ny\nz\n"},
@@ -74,6 +74,10 @@ func TestEditor(t *testing.T) {
 				}
 			}
 		})
+	}
+	amb := call(t, ed, map[string]any{"command": "str_replace", "path": "notes.txt", "old_str": "e", "new_str": "E"})
+	if amb.Outcome != record.Failed || !strings.HasPrefix(amb.Content, "old_str matches 3 places in notes.txt") || strings.Contains(amb.Content, "replace_all") {
+		t.Errorf("an ambiguous str_replace: %q", amb.Content)
 	}
 	if strings.Contains(call(t, ed, map[string]any{"command": "view", "path": "src"}).Content, ".hidden") {
 		t.Error("a hidden file was listed")
