@@ -76,6 +76,7 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	cfg.Root, cfg.Cwd, cfg.Version = root, ws, version
 	cfg.Provider, cfg.Model, cfg.Window = wired.name, wired.model, wired.window
 	cfg.Sandbox = f.sandbox.chosen.String()
+	cfg.Tools = string(wired.toolSet(wired.model))
 	cfg.Session = session.Options{Redact: redactText}
 	cfg.NewAgentFor = hostAgent(ws, wired, f)
 	var logw io.Writer

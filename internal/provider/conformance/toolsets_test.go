@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/provider/anthropic"
 	"github.com/reinhq/rein/internal/provider/openai"
+	"github.com/reinhq/rein/internal/provider/recorded"
 	"github.com/reinhq/rein/internal/provider/sim"
 	"github.com/reinhq/rein/internal/record"
 )
@@ -261,5 +264,107 @@ func TestFreeformCallThroughSimulator(t *testing.T) {
 	reply = turn(resp, codexTools, msgs)
 	if len(reply.Incomplete) != 1 || reply.StopReason != provider.StopMaxTokens {
 		t.Fatalf("a cut custom call: %+v", reply)
+	}
+}
+
+// TestRecordedCustomToolCall replays the custom tool call OpenAI answered in a recorded exchange
+// (non-streamed there; streamed here as its output items, done) through rein's Responses client:
+// the call is recorded as {"input": text} with the text exactly, and the next request, built with
+// the recorded request's custom tool, sends it back as the custom_tool_call it was, answered by a
+// custom_tool_call_output, and passes the validator.
+func TestRecordedCustomToolCall(t *testing.T) {
+	var x recorded.Exchange
+	for _, e := range recorded.Load(t, "openai-responses") {
+		if e.Name == "ddtrace-custom-tool-call" {
+			x = e
+		}
+	}
+	if x.Name == "" {
+		t.Fatal("the recorded custom tool call is missing")
+	}
+	var resp struct {
+		Output []json.RawMessage `json:"output"`
+	}
+	if err := json.Unmarshal(x.Body, &resp); err != nil {
+		t.Fatal(err)
+	}
+	var stream bytes.Buffer
+	frame := func(typ string, fields string) {
+		var line bytes.Buffer
+		if err := json.Compact(&line, []byte(fmt.Sprintf(`{"type":%q,%s}`, typ, fields))); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&stream, "event: %s\ndata: %s\n\n", typ, line.Bytes())
+	}
+	var want struct{ CallID, Name, Input string }
+	for i, item := range resp.Output {
+		var it struct {
+			Type   string `json:"type"`
+			CallID string `json:"call_id"`
+			Name   string `json:"name"`
+			Input  string `json:"input"`
+		}
+		json.Unmarshal(item, &it)
+		if it.Type == "custom_tool_call" {
+			want.CallID, want.Name, want.Input = it.CallID, it.Name, it.Input
+		}
+		frame("response.output_item.done", fmt.Sprintf(`"output_index":%d,"item":%s`, i, item))
+	}
+	frame("response.completed", `"response":`+string(x.Body))
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/event-stream")
+		rw.Write(stream.Bytes())
+	}))
+	defer srv.Close()
+	reply, err := openai.NewResponses(openai.Config{BaseURL: srv.URL, APIKey: "k"}).Send(context.Background(), x.Request, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := reply.Parts[len(reply.Parts)-1]
+	if got, ok := provider.FreeformInput(c.Args); c.Type != record.PartToolCall || c.CallID != want.CallID || c.Name != want.Name || !ok || got != want.Input || want.Input == "" {
+		t.Fatalf("the call %+v, want %+v", c, want)
+	}
+	if reply.StopReason != provider.StopToolUse || len(reply.Incomplete) != 0 {
+		t.Fatalf("stop %q, incomplete %v", reply.StopReason, reply.Incomplete)
+	}
+	var sent struct {
+		Model string
+		Tools []struct {
+			Name, Description string
+			Format            struct{ Definition string }
+		}
+	}
+	json.Unmarshal(x.Request, &sent)
+	tools := []provider.Tool{{Name: sent.Tools[0].Name, Description: sent.Tools[0].Description, Schema: provider.FreeformSchema, Grammar: sent.Tools[0].Format.Definition}}
+	req := provider.Request{Model: sent.Model, Tools: tools, Messages: []record.Message{
+		user("Use the math_exp tool to add four plus four."),
+		{Role: record.Assistant, Parts: reply.Parts},
+		{Role: record.User, Parts: []record.Part{result(c.CallID, "8", record.OK)}},
+	}}
+	body, err := openai.EncodeResponses(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := openai.ValidateResponses(body); v != nil {
+		t.Fatalf("the next request is refused: %v\n%s", v, body)
+	}
+	for _, s := range []string{
+		fmt.Sprintf(`{"type":"custom_tool_call","call_id":%q,"name":%q,"input":%q}`, want.CallID, want.Name, want.Input),
+		fmt.Sprintf(`{"type":"custom_tool_call_output","call_id":%q,"output":"8"}`, want.CallID),
+		`"format":{"type":"grammar","syntax":"lark","definition":`,
+	} {
+		if !bytes.Contains(body, []byte(s)) {
+			t.Errorf("the next request lacks %s:\n%s", s, body)
+		}
+	}
+	// The same history on the other wires.
+	for _, c := range codecs[:2] {
+		b, err := c.encode(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := c.validate(b); v != nil {
+			t.Errorf("%s: %v\n%s", c.name, v, b)
+		}
 	}
 }
