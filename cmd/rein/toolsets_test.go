@@ -44,6 +44,9 @@ func TestToolSetRecorded(t *testing.T) {
 	if len(res) != 1 || res[0].Tools != "rein" {
 		t.Errorf("session_resumed %+v, want tools rein", res)
 	}
+	if _, _, st := sessionOf(t, sb); st.Meta().Tools != "rein" {
+		t.Errorf("the folded session says tools %q after the resume", st.Meta().Tools)
+	}
 	if !strings.Contains(r.stdout, "Still here.") {
 		t.Errorf("the resumed run said:\n%s", r)
 	}
