@@ -16,6 +16,8 @@ import (
 	"github.com/reinhq/rein/internal/provider/recorded"
 	"github.com/reinhq/rein/internal/provider/sim"
 	"github.com/reinhq/rein/internal/record"
+
+	"pgregory.net/rapid"
 )
 
 // The tool sets as package toolset builds them, written out here (a provider test links no tool).
@@ -367,4 +369,52 @@ func TestRecordedCustomToolCall(t *testing.T) {
 			t.Errorf("%s: %v\n%s", c.name, v, b)
 		}
 	}
+}
+
+// TestToolSetsProperty: random exchanges of calls from every tool set (free-form inputs of any
+// text among them, outcomes of every kind), sent on every wire with any set offered, pass all
+// three validators; and a free-form input comes back from its arguments exactly.
+func TestToolSetsProperty(t *testing.T) {
+	sets := [][]provider.Tool{claudeTools, codexTools, codexFunction, reinTools}
+	outcomes := []record.Outcome{record.OK, record.Failed, record.Denied, record.NotExecuted, record.Interrupted, record.TimedOut}
+	rapid.Check(t, func(t *rapid.T) {
+		msgs := []record.Message{user("start")}
+		n := 0
+		for range rapid.IntRange(1, 4).Draw(t, "exchanges") {
+			var calls, results []record.Part
+			for range rapid.IntRange(1, 3).Draw(t, "calls") {
+				n++
+				id := fmt.Sprintf("call_%d", n)
+				var c record.Part
+				switch rapid.IntRange(0, 3).Draw(t, "kind") {
+				case 0:
+					input := rapid.String().Draw(t, "input")
+					c = call(id, "apply_patch", string(provider.FreeformArgs(input)))
+					if got, ok := provider.FreeformInput(c.Args); !ok || (got != input && strings.ToValidUTF8(input, "\uFFFD") != got) {
+						t.Fatalf("free-form input %q came back as %q", input, got)
+					}
+				case 1:
+					c = call(id, anthropic.TextEditorName, `{"command":"view","path":"a"}`)
+				case 2:
+					c = call(id, "bash", `{"restart":true}`)
+				default:
+					c = call(id, "edit_file", `{"path":"a","old":"x","new":"y"}`)
+				}
+				calls = append(calls, c)
+				results = append(results, result(id, rapid.String().Draw(t, "output"), rapid.SampledFrom(outcomes).Draw(t, "outcome")))
+			}
+			msgs = append(msgs, record.Message{Role: record.Assistant, Parts: calls}, record.Message{Role: record.User, Parts: results})
+		}
+		msgs = append(msgs, record.Message{Role: record.Assistant, Parts: []record.Part{text("ok")}}, user("next"))
+		tools := rapid.SampledFrom(sets).Draw(t, "offered")
+		for _, c := range codecs {
+			body, err := c.encode(provider.Request{Model: "gpt-5", Messages: msgs, Tools: tools, MaxTokens: 100})
+			if err != nil {
+				t.Fatalf("%s: encode: %v", c.name, err)
+			}
+			if v := c.validate(body); v != nil {
+				t.Fatalf("%s: %v\n%s", c.name, v, body)
+			}
+		}
+	})
 }
