@@ -100,6 +100,7 @@ var kinds = map[Kind]struct {
 	KindRenamed:        {Event, func() Payload { return new(Renamed) }},
 	KindClosed:         {Event, func() Payload { return new(Closed) }},
 	KindApproval:       {Event, func() Payload { return new(Approval) }},
+	KindMCPServer:      {Event, func() Payload { return new(MCPServer) }},
 }
 
 // ClassOf returns the class of a known kind, and false for an unknown one.
@@ -126,7 +127,7 @@ func Kinds() []Kind {
 		KindSessionStarted, KindSessionResumed, KindTurnStarted, KindUsage, KindProviderError,
 		KindRetryScheduled, KindToolStarted, KindToolFinished, KindCancelled, KindQuiesced,
 		KindRepaired, KindNudge, KindHold, KindReleased, KindModelChanged, KindPressure, KindFailure,
-		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval,
+		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval, KindMCPServer,
 	}
 }
 

@@ -61,6 +61,7 @@ func samples() map[Kind]Payload {
 		KindRenamed:        &Renamed{Title: "t", Op: "op3"},
 		KindClosed:         &Closed{Op: "op4"},
 		KindApproval:       &Approval{CallID: "call_1", Name: "bash", Args: `{"command":"ls"}`, State: "denied", By: "user", Op: "op5"},
+		KindMCPServer:      &MCPServer{Name: "memory", State: "ready", Tools: []string{"mcp__memory__read_graph"}},
 	}
 }
 
