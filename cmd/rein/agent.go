@@ -11,6 +11,7 @@ import (
 	"github.com/reinhq/rein/internal/tool"
 	fstool "github.com/reinhq/rein/internal/tool/fs"
 	"github.com/reinhq/rein/internal/tool/shell"
+	"github.com/reinhq/rein/internal/tool/toolset"
 	"github.com/spf13/pflag"
 )
 
@@ -23,7 +24,8 @@ import (
 // agents door unless the child limits turn it off. What a caller sets beyond this (a resume's
 // recorded settings, awaiting children) it sets on the Config.
 func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, runner *tool.Runner) agent.Config {
-	cfg := agent.Config{
+	set := wired.toolSet(wired.model)
+	cfg := agent.Config{Tools: string(set),
 		Session: sess, Client: wired.client, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
 		Thinking: wired.thinking, Effort: wired.effort, System: agent.SystemPrompt(ws) + sandboxNote(f.sandbox.chosen), Runner: runner,
 		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window, Sandbox: f.sandbox.chosen.String(),
@@ -35,22 +37,25 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 		// A child is a session beside its parent's, on the same provider, with tools of its own.
 		spawn := agent.Beside(session.Options{Redact: redactText}, record.SessionStarted{
 			Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
-			Sandbox: f.sandbox.chosen.String(),
-		}, func() (*tool.Runner, error) { return buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen) })
+			Sandbox: f.sandbox.chosen.String(), Tools: string(set),
+		}, func() (*tool.Runner, error) {
+			return buildRunner(ws, set, f.permission, f.allow, f.deny, f.sandbox.chosen)
+		})
 		cfg.Doors = append(cfg.Doors, &agent.Children{Spawn: spawn, Limits: lim})
 	}
 	return cfg
 }
 
-// buildRunner wires the workspace tools, the permission policy and the OS sandbox of the bash
-// tool (its temporary directory lives until closeSandboxes). A rule naming no tool of the session
-// (bash, the file tools, the doors) is refused, saying which was meant.
-func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy) (*tool.Runner, error) {
-	return buildRunnerWith(ws, mode, allow, deny, box, shell.Options{})
+// buildRunner wires the workspace tools of the tool set set (the tools the model was trained on,
+// package toolset), the permission policy and the OS sandbox of the bash tool (its temporary
+// directory lives until closeSandboxes). A rule naming no tool of any tool set or door is
+// refused, saying which was meant: one configuration serves every model.
+func buildRunner(ws string, set toolset.Set, mode string, allow, deny []string, box osbox.Policy) (*tool.Runner, error) {
+	return buildRunnerWith(ws, set, mode, allow, deny, box, shell.Options{})
 }
 
 // buildRunnerWith is buildRunner with the bash tool's options as opts says (its sandbox aside).
-func buildRunnerWith(ws, mode string, allow, deny []string, box osbox.Policy, opts shell.Options) (*tool.Runner, error) {
+func buildRunnerWith(ws string, set toolset.Set, mode string, allow, deny []string, box osbox.Policy, opts shell.Options) (*tool.Runner, error) {
 	pol, err := policyFrom(mode, allow, deny)
 	if err != nil {
 		return nil, err
@@ -64,20 +69,20 @@ func buildRunnerWith(ws, mode string, allow, deny []string, box osbox.Policy, op
 	if err != nil {
 		return nil, err
 	}
-	// The file tools (read_file, write_file, edit_file, glob, grep) are confined to the workspace
-	// with os.Root.
+	// The file tools (read_file, write_file, edit_file, glob, grep, and the text editor and
+	// apply_patch that stand in for them) are confined to the workspace with os.Root.
 	files, err := fstool.Open(ws)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := tool.NewRegistry(append([]tool.Tool{sh}, files.Tools()...)...)
+	reg, err := tool.NewRegistry(set.Tools(sh, files)...)
 	if err != nil {
 		return nil, err
 	}
 	// Rules naming MCP tools are judged once the servers are known (withMCP).
 	judged := pol
 	judged.Allow, judged.Ask, judged.Deny = notMCP(pol.Allow), notMCP(pol.Ask), notMCP(pol.Deny)
-	if err := judged.Check(append(reg.Names(), doorNames()...)); err != nil {
+	if err := judged.Check(append(toolset.Names(), doorNames()...)); err != nil {
 		return nil, err
 	}
 	return &tool.Runner{Tools: reg, Policy: pol}, nil
@@ -101,7 +106,12 @@ func hostAgent(ws string, wired *wiring, f runFlags, servers hostMCP) func(sess 
 		if s.Provider != "" && s.Provider != wired.name {
 			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
 		}
-		runner, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen)
+		model := wired.model
+		if s.Model != "" {
+			model = s.Model
+		}
+		set := wired.toolSet(model)
+		runner, err := buildRunner(ws, set, f.permission, f.allow, f.deny, f.sandbox.chosen)
 		if err != nil {
 			return nil, err
 		}
@@ -113,9 +123,7 @@ func hostAgent(ws string, wired *wiring, f runFlags, servers hostMCP) func(sess 
 		if servers.m != nil {
 			cfg.System += servers.m.Note()
 		}
-		if s.Model != "" {
-			cfg.Model = s.Model
-		}
+		cfg.Model, cfg.Tools = model, string(set)
 		return agent.New(cfg), nil
 	}
 }
@@ -135,4 +143,16 @@ func (f *childFlags) register(fs *pflag.FlagSet) {
 // limits are the flags as the agents door takes them; ok is false when either turns it off.
 func (f childFlags) limits() (agent.Limits, bool) {
 	return agent.Limits{Running: f.running, Total: f.total}, f.running > 0 && f.total > 0
+}
+
+// toolSet is the tool set for model on the wire this provider speaks (package toolset).
+func (w *wiring) toolSet(model string) toolset.Set {
+	wire := toolset.Chat
+	switch w.name {
+	case "anthropic", "sim":
+		wire = toolset.Anthropic
+	case "openai-responses":
+		wire = toolset.Responses
+	}
+	return toolset.For(wire, model)
 }

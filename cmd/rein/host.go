@@ -69,7 +69,7 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	if err := f.sandbox.resolve(stderr); err != nil {
 		return fail(err)
 	}
-	probe, err := buildRunner(ws, f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off})
+	probe, err := buildRunner(ws, wired.toolSet(wired.model), f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off})
 	if err != nil {
 		return fail(exitf(exitUsage, "%v", err))
 	}
@@ -97,6 +97,7 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	cfg.Root, cfg.Cwd, cfg.Version = root, ws, version
 	cfg.Provider, cfg.Model, cfg.Window = wired.name, wired.model, wired.window
 	cfg.Sandbox = f.sandbox.chosen.String()
+	cfg.Tools = string(wired.toolSet(wired.model))
 	cfg.Session = session.Options{Redact: redactText}
 	cfg.NewAgentFor = hostAgent(ws, wired, f, hostMCP{mcpm, servers, states})
 	var logw io.Writer

@@ -324,13 +324,15 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 		}
 	}
 	tr := newTurnTrace(f.trace)
-	runner, err := buildRunnerWith(ws, f.permission, f.allow, f.deny, f.sandbox.chosen, shell.Options{Started: tr.started()})
-	if err != nil {
-		return fail(exitf(exitUsage, "%v", err))
-	}
 	wired, err := f.resolve(stderr)
 	if err != nil {
 		return fail(err)
+	}
+	set := wired.toolSet(wired.model)
+	runner, err := buildRunnerWith(ws, set, f.permission, f.allow, f.deny, f.sandbox.chosen, shell.Options{Started: tr.started()})
+	if err != nil {
+		wired.close()
+		return fail(exitf(exitUsage, "%v", err))
 	}
 	mcpm, states, err := starting.join(stderr)
 	if err != nil {
@@ -351,7 +353,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	} else if sess, err = session.Start(session.ProjectDir(root, ws), session.Options{Redact: redactText}, record.SessionStarted{
 		Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
 		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
-		Sandbox: f.sandbox.chosen.String(),
+		Sandbox: f.sandbox.chosen.String(), Tools: string(set),
 	}); err != nil {
 		wired.close()
 		return fail(exitf(exitFailed, "cannot create the session: %v", err))

@@ -4,10 +4,13 @@ import "github.com/reinhq/rein/internal/tool"
 
 // rulesHelp is how permission rules match, for the help of the commands that take them.
 const rulesHelp = `Permission rules (--allow, --deny, and the config file's allow and deny) name a
-tool — bash, read_file, write_file, edit_file, glob, grep, context, transcript or
-agents — and may add a pattern: "bash(git push*)", "write_file(docs/*)",
-"context(evict)". A name rein does not have is refused. In a pattern, * matches
-anything, ? one character. A bash pattern is matched against every simple command
+tool — bash, read_file, write_file, edit_file, glob, grep, apply_patch,
+str_replace_based_edit_tool, str_replace_editor, context, transcript or agents —
+and may add a pattern: "bash(git push*)", "write_file(docs/*)", "context(evict)".
+A name rein does not have is refused. A rule for read_file, write_file or
+edit_file holds too for the tools that do their work in the tool set a model gets
+(the text editor's view, create and str_replace; apply_patch's adds and updates).
+In a pattern, * matches anything, ? one character. A bash pattern is matched against every simple command
 of the parsed line (after ;, &&, |, inside $(...), sh -c '...' and eval), its
 words unquoted, and against what wrappers run: env, sudo, xargs, nohup, time,
 timeout, command, exec, find -exec, /usr/bin/git as git, git -C dir push as git

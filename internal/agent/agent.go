@@ -63,6 +63,9 @@ type Config struct {
 	Sandbox string
 	// Trace, when set, is told each Mark the loop passes, as it passes it (rein bench turns).
 	Trace func(Mark)
+	// Tools names the tool set the model is offered (package toolset), recorded with the
+	// session's start and each resume.
+	Tools string
 }
 
 // Door is a tool that reads or edits the session it runs in.
@@ -165,10 +168,10 @@ func (a *Agent) Settle(cwd, version string) error {
 	if st.Meta().Session == "" {
 		// The record is empty (a crash right after it was created): start it now.
 		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox})
+			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox, Tools: a.cfg.Tools})
 	}
 	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox})
+		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox, Tools: a.cfg.Tools})
 }
 
 // TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt

@@ -186,6 +186,9 @@ type Meta struct {
 	Sandbox string
 	// Source is the foreign session an imported session was made from (nil for any other).
 	Source *record.Origin
+	// Tools is the tool set the model was last offered (session_started, then each
+	// session_resumed); "" when the record does not say (rein's own tools).
+	Tools string
 }
 
 // New returns the state of an empty session.
@@ -531,10 +534,12 @@ func (s *State) applyEvent(r record.Record) {
 		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
 		s.meta.Thinking, s.meta.Effort, s.meta.Sandbox = b.Thinking, b.Effort, b.Sandbox
 		s.meta.Source = b.Source
+		s.meta.Tools = b.Tools
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
 		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
 		s.meta.Thinking, s.meta.Effort, s.meta.Sandbox = b.Thinking, b.Effort, b.Sandbox
+		s.meta.Tools = b.Tools
 		s.meta.Resumes++
 	case *record.Pressure:
 		if b.Limit > 0 && (s.meta.Limit == 0 || b.Limit < s.meta.Limit) {

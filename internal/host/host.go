@@ -66,6 +66,9 @@ type Config struct {
 	// Sandbox says the OS sandbox the conversations' commands run under, recorded when one is
 	// created ("" records nothing).
 	Sandbox string
+	// Tools names the tool set the default model is offered (package toolset), recorded when a
+	// conversation is created.
+	Tools string
 	// NewAgent builds the agent of a conversation's session (provider, tools, system prompt). It
 	// is called each time a resting conversation's session is reopened.
 	NewAgent func(sess *session.Session) (*agent.Agent, error)
@@ -327,7 +330,7 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 	// Start mints the id and leaves nothing on disk if it fails.
 	sess, err := session.Start(h.dir, h.cfg.Session, record.SessionStarted{
 		Provider: h.cfg.Provider, Model: h.cfg.Model, ContextWindow: h.cfg.Window, Cwd: h.cfg.Cwd,
-		Version: h.cfg.Version, Parent: parent, Title: title, Op: op, Sandbox: h.cfg.Sandbox,
+		Version: h.cfg.Version, Parent: parent, Title: title, Op: op, Sandbox: h.cfg.Sandbox, Tools: h.cfg.Tools,
 	}, first...)
 	if err != nil {
 		h.release(c)

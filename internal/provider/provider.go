@@ -12,11 +12,22 @@ import (
 	"github.com/reinhq/rein/internal/record"
 )
 
-// Tool is a function tool offered to the model, with a JSON Schema for its arguments.
+// Tool is a tool offered to the model: a function with a JSON Schema for its arguments, unless
+// Type or Grammar says otherwise (freeform.go). Schema is always set: it is what every wire
+// that does not know the tool's own form is sent, and what a call's arguments are checked against.
 type Tool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
 	Schema      json.RawMessage `json:"schema"`
+	// Type, when set, offers the tool as a client tool type its provider defines, on that
+	// provider's wire only (Anthropic's "text_editor_20250728", "bash_20250124"): the model knows
+	// its input, and the definition sent is the type and the name alone.
+	Type string `json:"type,omitempty"`
+	// Grammar, when set, offers the tool as a free-form custom tool on the wires that have them
+	// (OpenAI Responses): the model writes its input as text in this Lark grammar, and the call's
+	// arguments are recorded as {"input": text} (FreeformArgs). Elsewhere the tool is a function
+	// taking that one string.
+	Grammar string `json:"grammar,omitempty"`
 }
 
 // Request is one neutral request: the system prompt, the context's messages in order, the tools.

@@ -564,6 +564,7 @@ func (p *SessionStarted) members() (f fields) {
 	f.add("thinking", &p.Thinking)
 	f.add("effort", &p.Effort)
 	f.add("sandbox", &p.Sandbox)
+	f.add("tools", &p.Tools)
 	f.add("source", &p.Source)
 	return f
 }
@@ -587,6 +588,7 @@ func (p *SessionResumed) members() (f fields) {
 	f.add("thinking", &p.Thinking)
 	f.add("effort", &p.Effort)
 	f.add("sandbox", &p.Sandbox)
+	f.add("tools", &p.Tools)
 	return f
 }
 

@@ -287,6 +287,9 @@ type SessionStarted struct {
 	// Sandbox is the OS sandbox the session's commands run under, as rein says it
 	// ("workspace-write, no network", "off"); "" in records from before there was one.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Tools is the tool set the model is offered (package toolset: "claude", "codex", "rein");
+	// "" in records from before there were tool sets, which offered rein's own.
+	Tools string `json:"tools,omitempty"`
 	// Source is the foreign session an imported session was made from (rein import).
 	Source *Origin `json:"source,omitempty"`
 }
@@ -317,6 +320,9 @@ type SessionResumed struct {
 	// Sandbox is the OS sandbox in force from here on, as in SessionStarted: chosen by each run,
 	// not kept from the last.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Tools is the tool set in force from here on, as in SessionStarted: chosen for the model
+	// each run, so a resume on another model offers that model's set.
+	Tools string `json:"tools,omitempty"`
 }
 
 // TurnStarted marks a request going out (Attempt counts from 1 within one turn).

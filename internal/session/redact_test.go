@@ -79,6 +79,7 @@ var structural = map[string]bool{
 	"session_started.permission_mode": true, "session_resumed.permission_mode": true,
 	"session_started.sandbox": true, "session_resumed.sandbox": true, // workspace-write, read-only or off
 	"session_started.effort": true, "session_resumed.effort": true, // low, medium or high
+	"session_started.tools": true, "session_resumed.tools": true, // a tool set name (package toolset)
 	"session_resumed.provider": true, "session_resumed.model": true, "session_resumed.cwd": true, "session_resumed.version": true,
 	"provider_error.class": true, "retry_scheduled.class": true,
 	"tool_started.call_id": true, "tool_started.name": true,

@@ -53,6 +53,12 @@ type Access struct {
 	// say); Why says what. Pattern allow rules then do not apply; deny and ask rules still do.
 	Opaque bool
 	Why    string
+	// As names the rein tools whose work the call does, for a tool that stands in for them (the
+	// text editor's str_replace does edit_file's; apply_patch writes and edits files): a deny or
+	// ask rule naming any of them applies to the call as to a call of that tool with the same
+	// subjects, and an allow rule when it names them all. So a rule written for rein's own tools
+	// holds whatever tool set the model is offered.
+	As []string
 	// Unjudged, when set, says part of the call cannot be read at all (eval of a variable, an
 	// alias, a variable as a command name, a line that does not parse), and holds the call's text
 	// with every word of it unquoted. The call is then also Opaque, and a deny or ask pattern
@@ -217,7 +223,7 @@ func editDistance(a, b string) int {
 // matches reports whether r applies to a call of tool with a, as a deny or ask rule, and what it
 // matched, in words for the reason.
 func (r Rule) matches(tool string, a Access) (string, bool) {
-	if !Glob(r.Tool, tool) {
+	if !Glob(r.Tool, tool) && !slices.ContainsFunc(a.As, func(n string) bool { return Glob(r.Tool, n) }) {
 		return "", false
 	}
 	if r.Pattern == "" {
@@ -385,7 +391,7 @@ func (p Policy) Decide(tool string, a Access) Decision {
 func (p Policy) allowed(tool string, a Access) (ok bool, why string) {
 	var rules []Rule
 	for _, r := range p.Allow {
-		if !Glob(r.Tool, tool) {
+		if !Glob(r.Tool, tool) && (len(a.As) == 0 || !allNames(r.Tool, a.As)) {
 			continue
 		}
 		if r.Pattern == "" {
@@ -412,6 +418,16 @@ func (p Policy) allowed(tool string, a Access) (ok bool, why string) {
 		}
 	}
 	return true, ""
+}
+
+// allNames reports whether the tool glob of a rule names every one of names.
+func allNames(glob string, names []string) bool {
+	for _, n := range names {
+		if !Glob(glob, n) {
+			return false
+		}
+	}
+	return true
 }
 
 func callText(tool, subject string) string {

@@ -54,10 +54,13 @@ type (
 	wireCacheControl struct {
 		Type string `json:"type"`
 	}
+	// wireTool is a custom tool (name, description, input_schema) or a client tool type
+	// Anthropic defines (type and name alone).
 	wireTool struct {
+		Type        string          `json:"type,omitempty"`
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
-		InputSchema json.RawMessage `json:"input_schema"`
+		InputSchema json.RawMessage `json:"input_schema,omitempty"`
 	}
 	wireThinking struct {
 		Type         string `json:"type"`
@@ -174,6 +177,11 @@ func build(req provider.Request) (*wireRequest, error) {
 		w.System = []wireBlock{{Type: "text", Text: &req.System, CacheControl: ephemeral}}
 	}
 	for i, t := range req.Tools {
+		if t.Type != "" {
+			// A tool type Anthropic defines: the model knows its input.
+			w.Tools = append(w.Tools, wireTool{Type: t.Type, Name: t.Name})
+			continue
+		}
 		schema := t.Schema
 		if len(bytes.TrimSpace(schema)) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)

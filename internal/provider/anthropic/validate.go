@@ -163,6 +163,17 @@ func validateSettings(req *vRequest) *provider.Violation {
 	}
 	names := map[string]bool{}
 	for i, t := range req.Tools {
+		if name, ok := ClientToolNames[t.Type]; ok {
+			if t.Name != name {
+				return violation("tool_type_name", fmt.Sprintf("tools.%d.name", i),
+					fmt.Sprintf("tools.%d.%s.name: Input should be '%s'", i, t.Type, name))
+			}
+			if names[t.Name] {
+				return violation("tool_name_duplicate", fmt.Sprintf("tools.%d.name", i), "tools: Tool names must be unique.")
+			}
+			names[t.Name] = true
+			continue
+		}
 		if t.Type != "" && t.Type != "custom" {
 			continue // a server tool: its own rules
 		}

@@ -64,16 +64,24 @@ func appendTail(dst []byte, w *wireRequest) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = append(dst, `{"name":`...)
+			dst = append(dst, '{')
+			if t.Type != "" {
+				dst = append(dst, `"type":`...)
+				dst = appendString(dst, t.Type)
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `"name":`...)
 			dst = appendString(dst, t.Name)
 			if t.Description != "" {
 				dst = append(dst, `,"description":`...)
 				dst = appendString(dst, t.Description)
 			}
-			dst = append(dst, `,"input_schema":`...)
-			var err error
-			if dst, err = appendRaw(dst, t.InputSchema); err != nil {
-				return nil, fmt.Errorf("encode tools.%d: %w", i, err)
+			if len(t.InputSchema) > 0 {
+				dst = append(dst, `,"input_schema":`...)
+				var err error
+				if dst, err = appendRaw(dst, t.InputSchema); err != nil {
+					return nil, fmt.Errorf("encode tools.%d: %w", i, err)
+				}
 			}
 			dst = append(dst, '}')
 		}

@@ -33,6 +33,11 @@ func TestAppendMatchesEncodingJSON(t *testing.T) {
 				user(result(odd, odd, true), result("x", "", false)),
 				user(),
 			}},
+		{Model: "claude-sonnet-4-5", Messages: []record.Message{user(text("hi"))}, Tools: []provider.Tool{
+			{Name: BashName, Type: BashType, Description: "run", Schema: json.RawMessage(`{"type":"object"}`)},
+			{Name: "glob", Description: "find", Schema: json.RawMessage(`{"type":"object"}`)},
+			{Name: TextEditorName, Type: TextEditorType, Schema: json.RawMessage(`{"type":"object"}`)},
+		}},
 	}
 	for _, req := range reqs {
 		w, err := build(req)

@@ -15,10 +15,13 @@ type assembly struct {
 	on    func(provider.Event)
 	began bool // output began: anything was said, thought or called
 
-	bufs  [][]byte // per part: the growing text of a text or thinking part, or arguments of a tool call
-	done  []bool   // per part: a tool call the stream confirmed complete
-	open  int      // the text part that text is appended to, or -1
-	think int      // the thinking part that reasoning is appended to, or -1
+	bufs [][]byte // per part: the growing text of a text or thinking part, or arguments of a tool call
+	done []bool   // per part: a tool call the stream confirmed complete
+	// custom marks the tool calls that are free-form (a custom tool's): their text is their
+	// input, recorded as the arguments {"input": text}.
+	custom map[int]bool
+	open   int // the text part that text is appended to, or -1
+	think  int // the thinking part that reasoning is appended to, or -1
 }
 
 func newAssembly(on func(provider.Event)) assembly {
@@ -133,6 +136,10 @@ func (a *assembly) seal() {
 		case record.PartText, record.PartThinking:
 			p.Text = string(a.bufs[i])
 		case record.PartToolCall:
+			if a.custom[i] {
+				p.Args = provider.FreeformArgs(string(a.bufs[i]))
+				continue
+			}
 			p.Args = json.RawMessage(append([]byte(nil), a.bufs[i]...))
 		}
 	}
@@ -140,10 +147,11 @@ func (a *assembly) seal() {
 
 // cutCalls lists in Incomplete every tool call the stream did not confirm whose arguments are not
 // a whole JSON value: the ones a max-tokens stop or a cut stream broke off. (A prefix of a JSON
-// object is never valid JSON, so valid unconfirmed arguments were received whole.)
+// object is never valid JSON, so valid unconfirmed arguments were received whole.) A free-form
+// call's text has no such tell: unconfirmed, it is incomplete.
 func (a *assembly) cutCalls() {
 	for i, p := range a.reply.Parts {
-		if p.Type == record.PartToolCall && !a.done[i] && !json.Valid(a.bufs[i]) {
+		if p.Type == record.PartToolCall && !a.done[i] && (a.custom[i] || !json.Valid(a.bufs[i])) {
 			a.reply.Incomplete = append(a.reply.Incomplete, i)
 		}
 	}

@@ -186,6 +186,14 @@ var responsesCases = []streamCase{
 	{file: "tools.sse", want: provider.Reply{ID: "resp_2", Model: "gpt-4.1",
 		Parts:      []record.Part{call("call_a", "read_file", `{"path":"a.go"}`), call("call_b", "shell", `{"cmd":"echo \u00e9"}`)},
 		StopReason: provider.StopToolUse, Usage: record.Usage{Input: 300, Output: 30}}},
+	// A custom tool's call: its free-form input kept exactly, as the arguments {"input": text}.
+	{file: "custom_tool.sse", want: provider.Reply{ID: "resp_20", Model: "gpt-5",
+		Parts:      []record.Part{call("call_p", "apply_patch", string(provider.FreeformArgs("*** Begin Patch\n*** Add File: \"q\".txt\n+tab\there é\n*** End Patch")))},
+		StopReason: provider.StopToolUse, Usage: record.Usage{Input: 300, Output: 30}}},
+	// One a max-output-tokens stop cut off: valid JSON once wrapped, but incomplete.
+	{file: "custom_tool_cut.sse", want: provider.Reply{ID: "resp_21", Model: "gpt-5",
+		Parts:      []record.Part{call("call_q", "apply_patch", string(provider.FreeformArgs("*** Begin Patch\n*** Delete Fi")))},
+		Incomplete: []int{0}, StopReason: provider.StopMaxTokens, Usage: record.Usage{Input: 300, Output: 8}}},
 	{file: "reasoning.sse", thinking: "**Adding** two and two", want: provider.Reply{ID: "resp_3", Model: "o4-mini",
 		Parts: []record.Part{thinking("**Adding** two and two", ""), text("Four.")}, StopReason: provider.StopEnd, Usage: record.Usage{Input: 10, Output: 80}}},
 	{file: "reasoning_tools.sse", thinking: "**Looking**\n\nFirst the files.\n\n**Then**\n\nthe test.", want: provider.Reply{ID: "resp_11", Model: "gpt-5",

@@ -67,5 +67,13 @@ func FuzzValidateResponses(f *testing.F) {
 	body, _ := EncodeResponses(sampleRequest())
 	f.Add(body)
 	f.Add([]byte(respBody(rUser + "," + rCallX + "," + rOutY)))
+	custom := sampleRequest()
+	custom.Tools = append(custom.Tools, provider.Tool{Name: "apply_patch", Schema: provider.FreeformSchema, Grammar: "start: /.+/"})
+	custom.Messages = append(custom.Messages,
+		record.Message{Role: record.Assistant, Parts: []record.Part{{Type: record.PartToolCall, CallID: "c9", Name: "apply_patch", Args: provider.FreeformArgs("*** Begin Patch")}}},
+		record.Message{Role: record.User, Parts: []record.Part{{Type: record.PartToolResult, CallID: "c9", Text: "ok"}}})
+	if body, err := EncodeResponses(custom); err == nil {
+		f.Add(body)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) { ValidateResponses(data) })
 }

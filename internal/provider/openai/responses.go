@@ -42,6 +42,7 @@ type respEvent struct {
 	SummaryIndex int              `json:"summary_index"`
 	Delta        string           `json:"delta"`
 	Arguments    string           `json:"arguments"`
+	Input        string           `json:"input"`
 	Item         *respOutputItem  `json:"item"`
 	Response     *respResponseOut `json:"response"`
 	// An error event: flat (code, message at the top) or nested under error.
@@ -57,6 +58,7 @@ type respOutputItem struct {
 	CallID    string `json:"call_id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	Input     string `json:"input"` // a custom tool call's
 	// A reasoning item: its summary, its encrypted content (when the request asked for it), and
 	// the item's own bytes, which are what is sent back.
 	Summary []struct {
@@ -120,6 +122,7 @@ var respEvents = map[string]bool{
 	"response.output_item.added": true, "response.output_item.done": true,
 	"response.output_text.delta": true, "response.refusal.delta": true,
 	"response.function_call_arguments.delta": true, "response.function_call_arguments.done": true,
+	"response.custom_tool_call_input.delta": true, "response.custom_tool_call_input.done": true,
 	"response.reasoning_summary_text.delta": true, "response.reasoning_text.delta": true,
 	"response.completed": true, "response.incomplete": true, "response.failed": true,
 	"error": true,
@@ -146,7 +149,7 @@ func (d *respDecoder) event(name string, data []byte) (bool, error) {
 			d.a.reply.ID, d.a.reply.Model = r.ID, r.Model
 		}
 	case "response.output_item.added":
-		if e.Item != nil && e.Item.Type == "function_call" {
+		if e.Item != nil && (e.Item.Type == "function_call" || e.Item.Type == "custom_tool_call") {
 			d.call(e.Item, e.OutputIndex)
 		}
 		if e.Item != nil && e.Item.Type == "reasoning" {
@@ -155,6 +158,15 @@ func (d *respDecoder) event(name string, data []byte) (bool, error) {
 	case "response.output_text.delta", "response.refusal.delta":
 		d.text(e.ItemID, e.OutputIndex, e.Delta)
 		d.refusal = d.refusal || e.Type == "response.refusal.delta"
+	case "response.custom_tool_call_input.delta":
+		if i, ok := d.part(e.ItemID, e.OutputIndex); ok && d.a.custom[i] {
+			d.a.callArgs(i, e.Delta)
+		}
+	case "response.custom_tool_call_input.done":
+		if i, ok := d.part(e.ItemID, e.OutputIndex); ok && d.a.custom[i] {
+			d.a.setArgs(i, e.Input)
+			d.a.done[i] = true
+		}
 	case "response.function_call_arguments.delta":
 		if i, ok := d.part(e.ItemID, e.OutputIndex); ok {
 			d.a.callArgs(i, e.Delta)
@@ -165,6 +177,13 @@ func (d *respDecoder) event(name string, data []byte) (bool, error) {
 			d.a.done[i] = true
 		}
 	case "response.output_item.done":
+		if e.Item != nil && e.Item.Type == "custom_tool_call" {
+			i := d.call(e.Item, e.OutputIndex)
+			if e.Item.Input != "" {
+				d.a.setArgs(i, e.Item.Input)
+			}
+			d.a.done[i] = e.Item.Status != "incomplete"
+		}
 		if e.Item != nil && e.Item.Type == "function_call" {
 			i := d.call(e.Item, e.OutputIndex)
 			if e.Item.Arguments != "" {
@@ -216,12 +235,18 @@ func (d *respDecoder) part(id string, index int) (int, bool) {
 	return i, ok
 }
 
-// call returns the part of a function-call item, starting it if it is new.
+// call returns the part of a function-call or custom-tool-call item, starting it if it is new.
 func (d *respDecoder) call(it *respOutputItem, index int) int {
 	if i, ok := d.part(it.ID, index); ok {
 		return i
 	}
 	i := d.a.startCall(it.CallID, it.Name)
+	if it.Type == "custom_tool_call" {
+		if d.a.custom == nil {
+			d.a.custom = map[int]bool{}
+		}
+		d.a.custom[i] = true
+	}
 	d.remember(it.ID, index, i)
 	return i
 }

@@ -15,7 +15,7 @@ type respRequest struct {
 	Model           string         `json:"model"`
 	Instructions    string         `json:"instructions,omitempty"`
 	Input           []any          `json:"input"`
-	Tools           []respTool     `json:"tools,omitempty"`
+	Tools           []any          `json:"tools,omitempty"`
 	MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
 	Reasoning       *respReasoning `json:"reasoning,omitempty"`
 	Include         []string       `json:"include,omitempty"`
@@ -38,7 +38,22 @@ type respTool struct {
 	Strict      bool            `json:"strict"`
 }
 
-// respItem is one input item: a message, a function call, or a function call's output.
+// respCustomTool is a free-form custom tool: the model writes its input as text in a grammar.
+type respCustomTool struct {
+	Type        string      `json:"type"`
+	Name        string      `json:"name"`
+	Description string      `json:"description,omitempty"`
+	Format      *respFormat `json:"format,omitempty"`
+}
+
+type respFormat struct {
+	Type       string `json:"type"`
+	Syntax     string `json:"syntax"`
+	Definition string `json:"definition"`
+}
+
+// respItem is one input item: a message, a function call or a custom tool call, or the output
+// of one.
 type respItem struct {
 	Type      string        `json:"type"`
 	Role      string        `json:"role,omitempty"`
@@ -46,6 +61,7 @@ type respItem struct {
 	CallID    string        `json:"call_id,omitempty"`
 	Name      string        `json:"name,omitempty"`
 	Arguments *string       `json:"arguments,omitempty"`
+	Input     *string       `json:"input,omitempty"`
 	Output    *string       `json:"output,omitempty"`
 }
 
@@ -82,13 +98,16 @@ func EncodeResponses(req provider.Request) ([]byte, error) {
 	if w.Reasoning != nil || ReasoningModel(req.Model) {
 		w.Include = []string{"reasoning.encrypted_content"}
 	}
+	// Calls of a tool offered free-form go as custom tool calls, and their results as custom tool
+	// call outputs; any other call (one made before a fork, say) stays a function call.
+	c := customCalls{tools: provider.Freeform(req.Tools)}
 	for i, m := range req.Messages {
 		var err error
 		switch m.Role {
 		case record.User:
-			w.Input, err = appendRespUser(w.Input, m)
+			w.Input, err = appendRespUser(w.Input, m, &c)
 		case record.Assistant:
-			w.Input, err = appendRespAssistant(w.Input, m)
+			w.Input, err = appendRespAssistant(w.Input, m, &c)
 		default:
 			err = fmt.Errorf("unknown role %q", m.Role)
 		}
@@ -97,6 +116,11 @@ func EncodeResponses(req provider.Request) ([]byte, error) {
 		}
 	}
 	for _, t := range req.Tools {
+		if t.Grammar != "" {
+			w.Tools = append(w.Tools, respCustomTool{Type: "custom", Name: t.Name, Description: t.Description,
+				Format: &respFormat{Type: "grammar", Syntax: "lark", Definition: t.Grammar}})
+			continue
+		}
 		schema := t.Schema
 		if len(schema) == 0 {
 			schema = emptySchema
@@ -125,13 +149,17 @@ func ReasoningModel(model string) bool {
 
 // appendRespUser renders a user message: its tool results as function_call_output items, first,
 // then the rest as one user message.
-func appendRespUser(out []any, m record.Message) ([]any, error) {
+func appendRespUser(out []any, m record.Message, c *customCalls) ([]any, error) {
 	var rest []respContent
 	results := 0
 	for _, p := range m.Parts {
 		switch p.Type {
 		case record.PartToolResult:
-			out = append(out, respItem{Type: "function_call_output", CallID: p.CallID, Output: &p.Text})
+			typ := "function_call_output"
+			if c.ids[p.CallID] {
+				typ = "custom_tool_call_output"
+			}
+			out = append(out, respItem{Type: typ, CallID: p.CallID, Output: &p.Text})
 			results++
 		case record.PartText:
 			rest = append(rest, respContent{Type: "input_text", Text: &p.Text})
@@ -156,7 +184,7 @@ func appendRespUser(out []any, m record.Message) ([]any, error) {
 // that followed it, which the API requires. One that nothing of its message follows (the rest
 // was cut off or dropped) is not sent: it would be refused. Thinking without a reasoning item
 // (Anthropic's, or reasoning a server sent without its encrypted content) cannot be sent back.
-func appendRespAssistant(out []any, m record.Message) ([]any, error) {
+func appendRespAssistant(out []any, m record.Message, c *customCalls) ([]any, error) {
 	var texts []string
 	flush := func() {
 		if len(texts) > 0 {
@@ -174,6 +202,10 @@ func appendRespAssistant(out []any, m record.Message) ([]any, error) {
 			}
 		case record.PartToolCall:
 			flush()
+			if input, ok := c.custom(p); ok {
+				out = append(out, respItem{Type: "custom_tool_call", CallID: p.CallID, Name: p.Name, Input: &input})
+				continue
+			}
 			args := string(p.Args)
 			out = append(out, respItem{Type: "function_call", CallID: p.CallID, Name: p.Name, Arguments: &args})
 		case record.PartThinking:
@@ -213,4 +245,27 @@ func followed(rest []record.Part) bool {
 		}
 	}
 	return false
+}
+
+// customCalls tracks, while a request is encoded, which calls go as custom tool calls: those of
+// the tools offered free-form whose arguments are a free-form input.
+type customCalls struct {
+	tools map[string]bool
+	ids   map[string]bool
+}
+
+// custom reports whether call p goes as a custom tool call, and its input.
+func (c *customCalls) custom(p record.Part) (string, bool) {
+	if !c.tools[p.Name] {
+		return "", false
+	}
+	input, ok := provider.FreeformInput(p.Args)
+	if !ok {
+		return "", false
+	}
+	if c.ids == nil {
+		c.ids = map[string]bool{}
+	}
+	c.ids[p.CallID] = true
+	return input, true
 }

@@ -16,6 +16,7 @@ type respBodyIn struct {
 		Type       string          `json:"type"`
 		Name       string          `json:"name"`
 		Parameters json.RawMessage `json:"parameters"`
+		Format     json.RawMessage `json:"format"`
 	} `json:"tools"`
 }
 
@@ -27,6 +28,7 @@ type respItemIn struct {
 	CallID    *string             `json:"call_id"`
 	Name      string              `json:"name"`
 	Arguments json.RawMessage     `json:"arguments"`
+	Input     json.RawMessage     `json:"input"` // a custom tool call's
 	Output    textIn              `json:"output"`
 	// A reasoning item's.
 	Summary          textIn  `json:"summary"`
@@ -42,7 +44,7 @@ type respPartIn struct {
 
 // The item types rein's validator knows. OpenAI knows more (built-in tool calls and their
 // outputs, item references), none of which rein sends.
-var respItemTypes = []string{"message", "function_call", "function_call_output", "reasoning"}
+var respItemTypes = []string{"message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning"}
 
 // ValidateResponses returns the first rule the Responses API would refuse body for, in OpenAI's
 // words where they are known, or nil. Every item's shape is checked first, then where reasoning
@@ -64,6 +66,12 @@ func ValidateResponses(body []byte) *provider.Violation {
 // checkRespTools checks the function tools offered.
 func checkRespTools(b *respBodyIn) *provider.Violation {
 	for i, t := range b.Tools {
+		if t.Type == "custom" {
+			if v := checkCustomTool(i, t.Name, t.Format); v != nil {
+				return v
+			}
+			continue
+		}
 		if t.Type != "function" {
 			continue
 		}
@@ -128,7 +136,17 @@ func checkRespItem(i int, it *respItemIn) *provider.Violation {
 			return v
 		}
 		return checkArgs(path+".arguments", it.Arguments)
-	case "function_call_output":
+	case "custom_tool_call":
+		if v := checkCallID(path, it.CallID); v != nil {
+			return v
+		}
+		if v := checkName(path+".name", it.Name); v != nil {
+			return v
+		}
+		if kind(it.Input) != "string" {
+			return violation(RuleBadToolCall, path+".input", "Missing required parameter: '%s.input'.", path)
+		}
+	case "function_call_output", "custom_tool_call_output":
 		if v := checkCallID(path, it.CallID); v != nil {
 			return v
 		}
@@ -241,7 +259,7 @@ func checkRespReasoning(items []respItemIn, stored bool) *provider.Violation {
 			if typ == "" && next.Role != "" {
 				typ = "message"
 			}
-			ok = typ == "function_call" || typ == "message" && next.Role == "assistant"
+			ok = typ == "function_call" || typ == "custom_tool_call" || typ == "message" && next.Role == "assistant"
 			ok = ok && (!stored || next.ID != "")
 		}
 		if !ok {
@@ -257,18 +275,20 @@ func checkRespReasoning(items []respItemIn, stored bool) *provider.Violation {
 func checkRespPairing(items []respItemIn) *provider.Violation {
 	callAt := map[string]int{}
 	outputAt := map[string]int{}
+	custom := map[string]bool{} // the calls that are custom tool calls
 	var order []string
 	for i, it := range items {
 		switch it.Type {
-		case "function_call":
+		case "function_call", "custom_tool_call":
 			id := *it.CallID
+			custom[id] = it.Type == "custom_tool_call"
 			if prev, ok := callAt[id]; ok {
 				return violation(RuleDuplicateCallID, fmt.Sprintf("input[%d].call_id", i),
 					"Duplicate function call with call_id %s, in input[%d] and input[%d].", id, prev, i)
 			}
 			callAt[id] = i
 			order = append(order, id)
-		case "function_call_output":
+		case "function_call_output", "custom_tool_call_output":
 			id := *it.CallID
 			path := fmt.Sprintf("input[%d].call_id", i)
 			if prev, ok := outputAt[id]; ok {
@@ -278,6 +298,16 @@ func checkRespPairing(items []respItemIn) *provider.Violation {
 			if _, ok := callAt[id]; !ok {
 				return violation(RuleReplyWithoutCall, path, "No tool call found for function call output with call_id %s.", id)
 			}
+			// A custom tool call is answered by a custom tool call output, a function call by a
+			// function call output.
+			if wantCustom := it.Type == "custom_tool_call_output"; custom[id] != wantCustom {
+				want := "function_call_output"
+				if custom[id] {
+					want = "custom_tool_call_output"
+				}
+				return violation(RuleReplyWithoutCall, fmt.Sprintf("input[%d].type", i),
+					"No tool call found for %s with call_id %s: the call in input[%d] is answered by a %s.", it.Type, id, callAt[id], want)
+			}
 			outputAt[id] = i
 		}
 	}
@@ -285,6 +315,39 @@ func checkRespPairing(items []respItemIn) *provider.Violation {
 		if _, ok := outputAt[id]; !ok {
 			return violation(RuleCallWithoutReply, fmt.Sprintf("input[%d]", callAt[id]), "No tool output found for function call %s.", id)
 		}
+	}
+	return nil
+}
+
+// checkCustomTool checks a custom tool's definition: a name, and a format that is text or a
+// grammar in Lark or regex syntax with its definition.
+func checkCustomTool(i int, name string, format json.RawMessage) *provider.Violation {
+	if v := checkName(fmt.Sprintf("tools[%d].name", i), name); v != nil {
+		return v
+	}
+	if kind(format) == "null" {
+		return nil
+	}
+	var f struct {
+		Type       string  `json:"type"`
+		Syntax     string  `json:"syntax"`
+		Definition *string `json:"definition"`
+	}
+	path := fmt.Sprintf("tools[%d].format", i)
+	if json.Unmarshal(format, &f) != nil {
+		return violation(RuleBadContent, path, "Invalid type for '%s': expected an object, but got %s instead.", path, kind(format))
+	}
+	switch f.Type {
+	case "text":
+	case "grammar":
+		if f.Syntax != "lark" && f.Syntax != "regex" {
+			return violation(RuleBadContent, path+".syntax", "Invalid value: '%s'. Supported values are: 'lark' and 'regex'.", f.Syntax)
+		}
+		if f.Definition == nil || *f.Definition == "" {
+			return violation(RuleBadContent, path+".definition", "Missing required parameter: '%s.definition'.", path)
+		}
+	default:
+		return violation(RuleBadContent, path+".type", "Invalid value: '%s'. Supported values are: 'text' and 'grammar'.", f.Type)
 	}
 	return nil
 }

@@ -63,7 +63,13 @@
 //   - tool_calls [{id?, name, arguments}]: tool calls after the text. An arguments value that is a
 //     JSON string is sent as its raw contents, so "ls -la" or "[1]" make the non-object-argument
 //     fault; any other JSON value is sent as its compact text. Arguments stream in 8-byte deltas.
-//     id overrides the minted call id ("" sends an empty id).
+//     id overrides the minted call id ("" sends an empty id). A call with "input" (a string)
+//     instead of arguments is free-form, a custom tool's: the Responses wire streams it as a
+//     custom_tool_call (response.custom_tool_call_input deltas), the others as a function call
+//     with the arguments {"input": text}, which is how rein records such a call. To play a
+//     Claude model's text editor or an OpenAI model's apply_patch, name the tool:
+//     {"name": "str_replace_based_edit_tool", "arguments": {"command": "view", "path": "a"}},
+//     {"name": "apply_patch", "input": "*** Begin Patch\n…\n*** End Patch"}.
 //   - max_tokens: stop for the token limit (Anthropic max_tokens, Chat length, Responses
 //     incomplete). With tool calls, the last call's arguments are cut off half-way.
 //   - empty: a reply with no content at all (also what a step with no content and no fault plays).

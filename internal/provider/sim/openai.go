@@ -182,6 +182,10 @@ func (w responsesWire) frames(p *plan) []frame {
 			add(false, obj{"type", "response.content_part.done", "item_id", id, "output_index", i, "content_index", 0, "part", part})
 			item = obj{"id", id, "type", "message", "status", status, "role", "assistant", "content", []any{part}}
 		case pieceCall:
+			if pc.input {
+				item = w.customCall(p, pc, i, status, add)
+				break
+			}
 			id := itemID("fc", p, i)
 			add(false, obj{"type", "response.output_item.added", "output_index", i, "item", obj{"id", id, "type", "function_call", "status", "in_progress", "arguments", "", "call_id", pc.id, "name", pc.name}})
 			for _, d := range pc.deltas {
@@ -207,6 +211,21 @@ func (w responsesWire) frames(p *plan) []frame {
 		add(false, obj{"type", "response.completed", "response", w.response(p, "completed", output, usage)})
 	}
 	return fs
+}
+
+// customCall streams a free-form call as the Responses API streams a custom tool's: the item,
+// its input in deltas, the input whole; it returns the finished item.
+func (w responsesWire) customCall(p *plan, pc piece, i int, status string, add func(bool, obj)) obj {
+	id := itemID("ctc", p, i)
+	input := strings.Join(pc.freeform, "")
+	add(false, obj{"type", "response.output_item.added", "output_index", i, "item", obj{"id", id, "type", "custom_tool_call", "status", "in_progress", "call_id", pc.id, "input", "", "name", pc.name}})
+	for _, d := range pc.freeform {
+		add(true, obj{"type", "response.custom_tool_call_input.delta", "item_id", id, "output_index", i, "delta", d})
+	}
+	if !pc.cutOff {
+		add(false, obj{"type", "response.custom_tool_call_input.done", "item_id", id, "output_index", i, "input", input})
+	}
+	return obj{"id", id, "type", "custom_tool_call", "status", status, "call_id", pc.id, "input", input, "name", pc.name}
 }
 
 func (w responsesWire) streamError(p *plan, ev ErrorEvent, seq int) frame {

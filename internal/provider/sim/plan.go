@@ -50,6 +50,10 @@ type piece struct {
 	signature string // thinking
 	id, name  string // call
 	cutOff    bool   // call: arguments cut off by the token limit
+	// input: a free-form call whose deltas are its input text (Responses); the other wires
+	// send freeform, the arguments {"input": text}, instead.
+	input    bool
+	freeform []string
 }
 
 func (p piece) text() string { return strings.Join(p.deltas, "") }
@@ -76,7 +80,15 @@ func fromStep(st Step, newID func() string) *plan {
 		if c.ID != nil {
 			id = *c.ID
 		}
-		p.parts = append(p.parts, piece{kind: pieceCall, id: id, name: c.Name, deltas: split(args, 0, bytes8), cutOff: cut})
+		pc := piece{kind: pieceCall, id: id, name: c.Name, deltas: split(args, 0, bytes8), cutOff: cut}
+		if c.Input != nil {
+			in := *c.Input
+			if cut {
+				in = in[:runeFloor(in, len(in)/2)]
+			}
+			pc.input, pc.freeform = true, split(in, 0, bytes8)
+		}
+		p.parts = append(p.parts, pc)
 	}
 	switch {
 	case st.MaxTokens:

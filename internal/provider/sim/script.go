@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+
+	"github.com/reinhq/rein/internal/provider"
 )
 
 // Script is the behaviour the simulator plays: a list of steps, each consumed by one request. The
@@ -55,6 +57,10 @@ type ToolCall struct {
 	ID        *string         `json:"id,omitempty"`
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Input, when set, makes the call free-form (a custom tool's): on the Responses wire it is a
+	// custom_tool_call carrying this text; elsewhere a function call with the arguments
+	// {"input": text}. It excludes Arguments.
+	Input *string `json:"input,omitempty"`
 }
 
 // ErrorEvent is a mid-stream error sent after AfterDeltas content deltas. Type and Message
@@ -135,6 +141,9 @@ func (st Step) check() error {
 		if c.Name == "" {
 			return fmt.Errorf("tool call %d has no name", j)
 		}
+		if c.Input != nil && len(c.Arguments) > 0 {
+			return fmt.Errorf("tool call %d has both input (free-form) and arguments; give one", j)
+		}
 		if len(c.Arguments) > 0 && !json.Valid(c.Arguments) {
 			return fmt.Errorf("tool call %d: arguments are not JSON (write raw text as a JSON string)", j)
 		}
@@ -156,6 +165,9 @@ func (st Step) check() error {
 
 // args returns the bytes the stream carries for a call's arguments.
 func (c ToolCall) args() string {
+	if c.Input != nil {
+		return string(provider.FreeformArgs(*c.Input))
+	}
 	if len(c.Arguments) == 0 {
 		return "{}"
 	}

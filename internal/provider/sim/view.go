@@ -215,11 +215,11 @@ func readResponses(body []byte) view {
 	_ = json.Unmarshal(req.Input, &items)
 	lastWasCall := false
 	for _, it := range items {
-		isCall := it.Type == "function_call"
+		isCall := it.Type == "function_call" || it.Type == "custom_tool_call"
 		switch {
 		case isCall && !lastWasCall:
 			v.rounds++
-		case it.Type == "function_call_output":
+		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
 			v.results = append(v.results, result{text: textOf(it.Output)})
 		case (it.Type == "" || it.Type == "message") && it.Role == "user":
 			v.userText(textOf(it.Content))

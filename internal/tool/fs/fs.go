@@ -1,5 +1,7 @@
-// Package fstool provides the file tools: read_file, write_file, edit_file, glob and grep. All of
-// them are confined to the workspace through an os.Root: a path that leaves the workspace through
+// Package fstool provides the file tools: read_file, write_file, edit_file, glob and grep, and the
+// two that stand in for them for the models trained on others: Anthropic's text editor
+// (editor.go) and apply_patch (applypatch.go, the format in package patch). All of them are
+// confined to the workspace through an os.Root: a path that leaves the workspace through
 // "..", an absolute path elsewhere, or a symbolic link that leads out is refused by name, with the
 // outcome denied. Absolute paths inside the workspace are accepted; relative paths are relative to
 // the workspace root.
