@@ -39,7 +39,11 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		}
 		a.sess.Publish(session.Live{Kind: "tool_start", CallID: c.ID, Name: c.Name, Text: string(c.Args)})
 		start := a.cfg.Now()
-		res, extra := a.runOne(ctx, turn, c)
+		live := newLiveOutput(func(text string) {
+			a.sess.Publish(session.Live{Kind: "tool_output", CallID: c.ID, Name: c.Name, Text: text})
+		})
+		res, extra := a.runOne(tool.WithLiveOutput(ctx, live), turn, c)
+		live.Close()
 		after = append(after, extra...)
 		if res.Content == "" {
 			res.Content = "(no output)"

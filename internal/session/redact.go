@@ -268,7 +268,9 @@ type heldText struct {
 }
 
 // streamed reports whether live events of kind carry pieces of one text.
-func streamed(kind string) bool { return kind == "text" || kind == "thinking" || kind == "tool_args" }
+func streamed(kind string) bool {
+	return kind == "text" || kind == "thinking" || kind == "tool_args" || kind == "tool_output"
+}
 
 // redactUpdate returns what to publish for u, redacted. A stream's piece is released up to what
 // Safe allows and the rest held back for the stream's next piece. Anything else (another stream's
