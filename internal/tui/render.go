@@ -171,6 +171,7 @@ func toolLines(c *toolCall, width int, expand bool) []string {
 		args = " " + ansi.Truncate(c.args, room, "…")
 	}
 	out := []string{head + args + tail}
+	out = append(out, liveTail(c, width)...)
 	if !expand {
 		return out
 	}
