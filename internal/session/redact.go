@@ -132,7 +132,14 @@ func (s *Session) redact(p record.Payload) record.Payload {
 		return &c
 	case *record.Approval:
 		c := *b
-		c.Args = r.Redact(b.Args)
+		c.Args, c.Diff, c.Scope = r.Redact(b.Args), r.Redact(b.Diff), r.Redact(b.Scope)
+		if b.Rules != nil {
+			// A rule whose command held a key no longer matches that command: it asks again.
+			c.Rules = make([]string, len(b.Rules))
+			for i, rule := range b.Rules {
+				c.Rules[i] = r.Redact(rule)
+			}
+		}
 		return &c
 	}
 	return p
