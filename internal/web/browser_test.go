@@ -30,6 +30,7 @@ import (
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
+	fstool "github.com/reinhq/rein/internal/tool/fs"
 	"github.com/reinhq/rein/internal/tool/shell"
 	"github.com/reinhq/rein/internal/web"
 )
@@ -530,7 +531,12 @@ func newRigMode(t *testing.T, browser context.Context, script string, mode tool.
 			if err != nil {
 				return nil, err
 			}
-			reg, err := tool.NewRegistry(sh)
+			files, err := fstool.Open(ws)
+			if err != nil {
+				return nil, err
+			}
+			t.Cleanup(func() { files.Close() })
+			reg, err := tool.NewRegistry(append([]tool.Tool{sh}, files.Tools()...)...)
 			if err != nil {
 				return nil, err
 			}

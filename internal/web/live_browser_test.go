@@ -6,13 +6,17 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/tool"
 )
 
 // startBrowser starts headless chromium for one test, or skips the test when there is none.
@@ -47,6 +51,7 @@ func TestWebLive(t *testing.T) {
 	browser := startBrowser(t)
 	t.Run("CommandOutputAsItComes", func(t *testing.T) { testLiveOutput(t, browser) })
 	t.Run("StopMarkBelowThePartialReply", func(t *testing.T) { testStopMark(t, browser) })
+	t.Run("ApprovalDiffAndScope", func(t *testing.T) { testApprovalDiffAndScope(t, browser) })
 }
 
 // tickWatch is put in the page: it notes when each "tick N MS" line of a call's live output is
@@ -65,6 +70,8 @@ func testLiveOutput(t *testing.T, browser context.Context) {
 	r.evalBool(tickWatch)
 	r.do(chromedp.SendKeys(chromedp.ID("input"), "count"+kb.Enter))
 	r.wait("the first line live, the call running", `return vis(".tool[data-outcome=running] .tool-live") && "1" in window.ticksSeen`)
+	r.wait("more lines", `return "8" in window.ticksSeen`)
+	r.screenshot("output")
 	r.wait("the result in place of the live output", `const c = document.querySelector('.tool[data-outcome="ok"]');
 		return !!c && !c.querySelector(".tool-live") && c.querySelector(".tool-output").textContent.includes("tick 30 ")`)
 	var seen map[string][2]int64
@@ -98,12 +105,80 @@ func testStopMark(t *testing.T, browser context.Context) {
 	r.do(chromedp.Click(chromedp.ID("stop")))
 	r.wait("the partial reply cut short, the notice below it", `const m = [...document.querySelectorAll(".timeline .msg.assistant")].pop(); const n = document.querySelector(".timeline .notice.stopped");
 		return !!m && !!n && vis("#send") && m.querySelector(".cut-short").textContent === "(cut short by Stop: what was said so far is kept)" &&
-			n.textContent.startsWith("⏹ Stopped: the session is settled") && (m.compareDocumentPosition(n) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0 &&
+			n.textContent.startsWith("■ Stopped: the session is settled") && (m.compareDocumentPosition(n) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0 &&
 			document.querySelectorAll(".timeline .notice.stopped").length === 1`)
+	r.screenshot("stop")
 	// A reload replays the records: the same marks, in the same order.
 	r.do(chromedp.Reload())
 	r.ready()
 	r.waitReplayed()
 	r.wait("the marks after a reload", `const m = [...document.querySelectorAll(".timeline .msg.assistant")].pop(); const n = document.querySelector(".timeline .notice.stopped");
 		return !!m && !!n && !!m.querySelector(".cut-short") && (m.compareDocumentPosition(n) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0`)
+}
+
+// screenshot saves the page as docs/screens/live-<name>.png when REIN_SCREENSHOTS names the
+// directory to write to (the repository's docs/screens when refreshing them).
+func (r *rig) screenshot(name string) {
+	r.t.Helper()
+	dir := os.Getenv("REIN_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	ctx, cancel := r.ctx(20 * time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		r.t.Fatalf("size the page for a screenshot: %v", err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		r.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "live-"+name+".png"), png, 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// testApprovalDiffAndScope: an edit waiting for approval shows the diff it would make to the
+// file as it is, in the panel and inline; Allow once runs it, and the timeline's card shows the
+// edit as a diff; a command offers "Allow for this conversation", which lets the same command run
+// again unasked, the grant recorded with its rule.
+func testApprovalDiffAndScope(t *testing.T, browser context.Context) {
+	r := newRigMode(t, browser, `[{"tool_calls":[{"name":"edit_file","arguments":{"path":"notes.txt","old":"beta\n","new":"BETA\nbeta two\n"}}]},
+		{"tool_calls":[{"name":"bash","arguments":{"command":"echo same-cmd"}}]},
+		{"tool_calls":[{"name":"bash","arguments":{"command":"echo same-cmd"}}]},
+		{"text":"All done."}]`, tool.ModeAsk)
+	if err := os.WriteFile(filepath.Join(r.cfg.Cwd, "notes.txt"), []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.open()
+	r.do(chromedp.SendKeys(chromedp.ID("input"), "edit the notes"+kb.Enter))
+	r.wait("the edit's diff in the panel and inline", `const ds = [...document.querySelectorAll('.approval[data-state="waiting"] .diff')];
+		return ds.length === 2 && ds.every((d) => d.querySelector(".diff-path").textContent === "a/notes.txt → b/notes.txt" &&
+			[...d.querySelectorAll(".dl.del")].map((l) => l.textContent).join("|") === "-beta" &&
+			[...d.querySelectorAll(".dl.add")].map((l) => l.textContent).join("|") === "+BETA|+beta two" &&
+			[...d.querySelectorAll(".dl.hunk")].length === 1) && vis("#approvals .allow-conversation")`)
+	r.screenshot("approval-diff")
+	r.do(chromedp.Click(chromedp.CSS(`#approvals .approval .allow`)))
+	r.wait("the edit run, its card a diff", `const c = document.querySelector('.tool[data-outcome="ok"]');
+		return !!c && c.open && [...c.querySelectorAll(".diff .dl")].map((l) => l.textContent).join("|") === "-beta|+BETA|+beta two" && !c.querySelector(".tool-args")`)
+	if b, _ := os.ReadFile(filepath.Join(r.cfg.Cwd, "notes.txt")); string(b) != "alpha\nBETA\nbeta two\ngamma\n" {
+		t.Fatalf("the file after the edit: %q", b)
+	}
+	r.wait("the command offered for the conversation", `const b = document.querySelector('#approvals .approval[data-state="waiting"] .allow-conversation');
+		return !!b && !b.disabled && b.title.includes("bash(echo same-cmd)") && document.querySelector("#approvals .scope-rules").textContent === "bash(echo same-cmd)" &&
+			document.querySelector('#approvals .approval[data-state="waiting"] .approval-command').textContent === "$ echo same-cmd"`)
+	r.screenshot("approval-scope")
+	r.do(chromedp.Click(chromedp.CSS(`#approvals .approval .allow-conversation`)))
+	r.wait("the reply, the command run twice", `return [...document.querySelectorAll(".msg.assistant")].some((m) => m.textContent.includes("All done.")) &&
+		document.querySelectorAll('.tool[data-outcome="ok"]').length === 3 && !vis("#approvals") &&
+		[...document.querySelectorAll(".timeline .approval")].map((a) => a.dataset.state).join("|") === "allowed|allowed for this conversation"`)
+	if n := r.count(record.KindApproval, func(rec record.Record) bool { return rec.Body.(*record.Approval).State == record.ApprovalAsked }); n != 2 {
+		t.Fatalf("%d approvals asked, want 2: the second command was granted", n)
+	}
+	if n := r.count(record.KindApproval, func(rec record.Record) bool {
+		a := rec.Body.(*record.Approval)
+		return a.Scope == record.ScopeConversation && slices.Equal(a.Rules, []string{"bash(echo same-cmd)"})
+	}); n != 1 {
+		t.Fatalf("%d grants for the conversation recorded, want 1", n)
+	}
 }

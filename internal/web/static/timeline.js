@@ -5,6 +5,7 @@
 import { el, prose, residueOf, residueBlock } from "./markup.js";
 import { approvalCard } from "./approvals.js";
 import { showLive, endLive } from "./live.js";
+import { callDiff, diffView } from "./diffs.js";
 
 const OUTCOMES = {
   ok: "ok",
@@ -238,6 +239,12 @@ export class Timeline {
       el("pre", { class: "tool-args" }, argText),
       out,
     );
+    const d = callDiff(name, args);
+    if (d) {
+      // A file change reads as its diff, shown without a click; the arguments stay behind it.
+      card.querySelector(".tool-args").replaceWith(diffView(d));
+      card.open = true;
+    }
     this.cards.set(id, { card, badge, out, meta });
     return card;
   }
@@ -310,14 +317,14 @@ export class Timeline {
     let a = this.approvals.get(p.call_id);
     if (p.state === "asked") {
       if (a) return null;
-      const card = approvalCard({ call_id: p.call_id, name: p.name || "tool", args: p.args || "" }, summarize(p.name, p.args || ""), (id, allow) => this.hooks.answer(id, allow));
+      const card = approvalCard({ call_id: p.call_id, name: p.name || "tool", args: p.args || "", diff: p.diff || "", rules: p.rules || [] }, summarize(p.name, p.args || ""), (id, allow, scope) => this.hooks.answer(id, allow, scope));
       a = { card, answer: "" };
       this.approvals.set(p.call_id, a);
       return card.box;
     }
     if (a && (p.state === "allowed" || p.state === "denied")) {
       a.answer = p.state;
-      a.card.set(p.state);
+      a.card.set(p.scope === "conversation" ? "allowed for this conversation" : p.state);
     }
     return null;
   }
@@ -338,7 +345,7 @@ export class Timeline {
   stopNotice(p) {
     const n = (p.withdrawn || []).length;
     const what = n ? ` (${n} waiting message${n > 1 ? "s" : ""} withdrawn)` : "";
-    const box = this.notice(`⏹ Stopped: the session is settled${what}.`, "stopped");
+    const box = this.notice(`■ Stopped: the session is settled${what}.`, "stopped");
     if (p.interrupted) this.stopNode = box; // the exchange it interrupted still records its end
     return box;
   }
