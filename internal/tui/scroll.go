@@ -282,6 +282,10 @@ func (s *scrollback) event(p any) {
 		}
 		switch b.State {
 		case record.ApprovalAllowed:
+			if b.Scope == record.ScopeConversation {
+				s.notice(dim, "✓ allowed %s, and for this conversation: %s", name, strings.Join(b.Rules, " · "))
+				break
+			}
 			s.notice(dim, "✓ allowed %s", name)
 		case record.ApprovalDenied:
 			s.notice(warn, "✗ denied %s", name)
