@@ -20,7 +20,7 @@ import (
 )
 
 // startBrowser starts headless chromium for one test, or skips the test when there is none.
-func startBrowser(t *testing.T) context.Context {
+func startBrowser(t testing.TB) context.Context {
 	t.Helper()
 	chromium := findChromium()
 	if chromium == "" {

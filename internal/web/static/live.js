@@ -6,7 +6,7 @@
 import { el } from "./markup.js";
 
 // KEEP is how many characters of a call's live output the page holds: the newest.
-const KEEP = 64 * 1024;
+const KEEP = 16 * 1024;
 
 // showLive appends text to the live output of the call whose card is c ({card, out}), opening
 // the card while the call runs so its output is seen.
