@@ -71,7 +71,9 @@ func apply(t *rapid.T, before, d string) string {
 }
 
 func text(t *rapid.T, label string) string {
-	words := rapid.SliceOfN(rapid.SampledFrom([]string{"a", "b", "c", "d", "e", ""}), 0, 30).Draw(t, label)
+	// Up to 400 lines: past 200, difflib's matcher treats lines common in the file as junk, and
+	// the diff must still be right.
+	words := rapid.SliceOfN(rapid.SampledFrom([]string{"a", "b", "c", "d", "e", ""}), 0, rapid.SampledFrom([]int{30, 400}).Draw(t, label+" size")).Draw(t, label)
 	s := strings.Join(words, "\n")
 	if rapid.Bool().Draw(t, label+" newline") && s != "" {
 		s += "\n"
