@@ -39,9 +39,13 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		}
 		a.sess.Publish(session.Live{Kind: "tool_start", CallID: c.ID, Name: c.Name, Text: string(c.Args)})
 		start := a.cfg.Now()
+		live := newLiveOutput(func(text string) {
+			a.sess.Publish(session.Live{Kind: "tool_output", CallID: c.ID, Name: c.Name, Text: text})
+		})
 		a.mark(MarkTool)
-		res, extra := a.runOne(ctx, turn, c)
+		res, extra := a.runOne(tool.WithLiveOutput(ctx, live), turn, c)
 		a.mark(MarkToolDone)
+		live.Close()
 		after = append(after, extra...)
 		if res.Content == "" {
 			res.Content = "(no output)"

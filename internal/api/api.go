@@ -24,6 +24,9 @@ const (
 	CapFork        = "fork.v1"              // POST .../fork
 	CapApprovals   = "approvals.v1"         // POST .../approve
 	CapModel       = "model.v1"             // POST .../model
+	// CapApprovalScope: scope "conversation" on an approval's answer, diff and rules on the
+	// approvals a conversation's state lists.
+	CapApprovalScope = "approval-scope.v1"
 )
 
 // Capabilities is what GET /api/capabilities answers: the host's version and what it accepts.

@@ -80,12 +80,16 @@ type ApproveRequest struct {
 	Op     string `json:"op_id"`
 	CallID string `json:"call_id"`
 	Allow  *bool  `json:"allow"` // required: true runs the call, false refuses it
+	// Scope (approval-scope.v1) is "once" (or empty): this call; or "conversation": allow this
+	// call and grant the rules it was asked with for the rest of the conversation.
+	Scope string `json:"scope,omitempty"`
 }
 
 // ApproveResult is what an approval answers.
 type ApproveResult struct {
 	CallID   string `json:"call_id"`
 	State    string `json:"state"` // allowed or denied
+	Scope    string `json:"scope,omitempty"`
 	Replayed bool   `json:"replayed"`
 }
 

@@ -24,9 +24,10 @@ type Event struct {
 }
 
 // Live is a live, unrecorded event: streamed text and thinking, a tool call's arguments as they
-// stream, a tool's start and end, a restarted stream, a status line (a retry, a wait).
+// stream, a tool's start, its output as it runs (paced and capped; never what the model reads) and
+// its end, a restarted stream, a status line (a retry, a wait).
 type Live struct {
-	// Kind is "text", "thinking", "tool_call", "tool_args", "tool_start", "tool_end", "restart"
+	// Kind is "text", "thinking", "tool_call", "tool_args", "tool_start", "tool_output", "tool_end", "restart"
 	// or "status".
 	Kind   string `json:"kind"`
 	Text   string `json:"text,omitempty"`

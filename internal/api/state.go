@@ -52,6 +52,11 @@ type Approval struct {
 	CallID string `json:"call_id"`
 	Name   string `json:"name"`
 	Args   string `json:"args"`
+	// Diff is what the call would change, as a unified diff of the file as it was when asked
+	// (edit_file, write_file), or why it would fail; Rules are the rules an answer of scope
+	// "conversation" grants (none: the call can only be allowed once). approval-scope.v1.
+	Diff  string   `json:"diff,omitempty"`
+	Rules []string `json:"rules,omitempty"`
 }
 
 // Working is the one working rule (DESIGN §12.4): an exchange in flight (taken up and not

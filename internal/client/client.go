@@ -126,6 +126,15 @@ func (c *Client) Approve(ctx context.Context, id, op, callID string, allow bool)
 	return out, err
 }
 
+// ApproveScoped is Approve with the answer's scope (capability approval-scope.v1): "once", or
+// "conversation" to allow the call and grant the rules it was asked with for the rest of the
+// conversation.
+func (c *Client) ApproveScoped(ctx context.Context, id, op, callID string, allow bool, scope string) (api.ApproveResult, error) {
+	var out api.ApproveResult
+	err := c.do(ctx, http.MethodPost, convPath(id, "/approve"), api.ApproveRequest{Op: op, CallID: callID, Allow: &allow, Scope: scope}, &out)
+	return out, err
+}
+
 // SetModel switches a conversation to model, and provider when not empty (capability model.v1),
 // from its next exchange. It is refused busy while the conversation works.
 func (c *Client) SetModel(ctx context.Context, id, op, model, provider string) (api.ModelResult, error) {

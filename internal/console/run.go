@@ -27,6 +27,8 @@ type Printer struct {
 	midLine bool
 	// attemptText: text of the reply being streamed was printed since its attempt began.
 	attemptText bool
+	// shownLive holds the calls of the batch running whose output was printed as it came.
+	shownLive map[string]bool
 }
 
 // NewPrinter returns a Printer writing to out and errw.
@@ -98,6 +100,8 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 			switch u.Live.Kind {
 			case "text", "thinking", "restart", "status":
 				p.emit("type", u.Live.Kind, "text", u.Live.Text)
+			case "tool_output":
+				p.emit("type", u.Live.Kind, "call_id", u.Live.CallID, "text", u.Live.Text)
 			}
 			return
 		}
@@ -120,6 +124,8 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 			p.line(p.err, "rein: the stream failed after output began; retrying from the start\n")
 		case "tool_start":
 			p.line(p.out, "⏺ %s\n", callSummary(u.Live.Name, u.Live.Text))
+		case "tool_output":
+			p.liveOutput(u.Live.CallID, u.Live.Text)
 		}
 		return
 	}
@@ -134,8 +140,14 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 		}
 	case *record.ToolResults:
 		for _, r := range b.Results {
+			if p.shownLive[r.CallID] {
+				// Its output was shown as it came: say only how it ended.
+				p.line(p.out, "  ⎿ %s\n", endWord(r.Outcome, r.Content))
+				continue
+			}
 			p.line(p.out, "  ⎿ %s%s\n", outcomeWord(r.Outcome), preview(r.Content))
 		}
+		p.shownLive = nil
 	case *record.Import:
 		if b.Source == "child" && len(b.Message.Parts) > 0 {
 			head, _, _ := strings.Cut(b.Message.Parts[0].Text, "\n")

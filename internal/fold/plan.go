@@ -156,15 +156,27 @@ type AnswerPlan struct {
 
 // AnswerPlan judges an answer to call callID under operation op: allowed, or denied.
 func (s *State) AnswerPlan(op, callID string, allow bool) AnswerPlan {
+	return s.ScopedAnswerPlan(op, callID, allow, "")
+}
+
+// ScopedAnswerPlan is AnswerPlan for an answer of scope: "" for the one call, or
+// record.ScopeConversation to allow the call and grant the rules it was asked with (see
+// Grants). A replay conflicts when the scope differs too.
+func (s *State) ScopedAnswerPlan(op, callID string, allow bool, scope string) AnswerPlan {
 	state := record.ApprovalDenied
 	if allow {
 		state = record.ApprovalAllowed
 	}
 	if prev, ok := s.answers.get(op); ok {
-		return AnswerPlan{Replay: &prev, Conflict: prev.CallID != callID || prev.State != state}
+		return AnswerPlan{Replay: &prev, Conflict: prev.CallID != callID || prev.State != state || prev.Scope != scope}
 	}
-	if _, ok := s.Approval(callID); !ok || s.stopped > 0 {
+	a, ok := s.Approval(callID)
+	if !ok || s.stopped > 0 {
 		return AnswerPlan{}
 	}
-	return AnswerPlan{Record: &record.Approval{CallID: callID, State: state, By: string(record.ByUser), Op: op}}
+	rec := &record.Approval{CallID: callID, State: state, By: string(record.ByUser), Op: op}
+	if scope != "" {
+		rec.Scope, rec.Rules = scope, a.Rules
+	}
+	return AnswerPlan{Record: rec}
 }

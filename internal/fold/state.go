@@ -139,6 +139,7 @@ type State struct {
 	asked    []Approval                         // approvals asked of the person and not yet answered, in order; replaced whole
 	answers  table[string, record.Approval]     // answers to approvals by operation id
 	replies  table[string, record.Approval]     // answers to approvals by call id
+	grants   []string                           // rules the person allowed for the conversation; replaced whole
 	models   table[string, record.ModelChanged] // model switches by operation id
 
 	frozen bool // a snapshot: shared by its readers, so Step refuses it
@@ -149,7 +150,9 @@ type Approval struct {
 	CallID string
 	Name   string
 	Args   string
-	Seq    int64 // the record that asked
+	Diff   string   // what the call would change, as the person is shown it
+	Rules  []string // the rules the person may grant for the conversation instead
+	Seq    int64    // the record that asked
 }
 
 // Meta is what the events say about the session's setup.
@@ -474,7 +477,10 @@ func (s *State) EditByOp(op string) (int64, bool) { return s.edits.get(op) }
 func (s *State) applyApproval(seq int64, b *record.Approval) {
 	asked := slices.DeleteFunc(slices.Clone(s.asked), func(a Approval) bool { return a.CallID == b.CallID })
 	if b.State == record.ApprovalAsked {
-		asked = append(asked, Approval{CallID: b.CallID, Name: b.Name, Args: b.Args, Seq: seq})
+		asked = append(asked, Approval{CallID: b.CallID, Name: b.Name, Args: b.Args, Diff: b.Diff, Rules: b.Rules, Seq: seq})
+	}
+	if b.State == record.ApprovalAllowed && b.Scope == record.ScopeConversation {
+		s.grants = append(slices.Clip(s.grants), b.Rules...)
 	}
 	s.asked = asked
 	if b.Op != "" {
@@ -495,10 +501,11 @@ func (s *State) judgeApproval(seq int64, b *record.Approval) error {
 	case record.ApprovalAsked:
 		return nil
 	case record.ApprovalAllowed, record.ApprovalDenied:
-		if _, ok := s.Approval(b.CallID); !ok {
+		a, ok := s.Approval(b.CallID)
+		if !ok {
 			return refuse(seq, "answers the approval of call %s, which is not waiting for one (never asked, answered already, or its exchange ended)", b.CallID)
 		}
-		return nil
+		return judgeScope(seq, a, b)
 	}
 	return refuse(seq, "gives the approval of call %s the state %q: an approval is asked, allowed or denied", b.CallID, b.State)
 }

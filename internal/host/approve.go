@@ -53,35 +53,62 @@ func summarize(args []byte) string {
 	return string(args[:cut]) + "…"
 }
 
-// approver returns the Approver of the agent on sess: it records the call as asked, then waits
-// until the state holds the person's answer (Approve records it), or ctx (a Stop) ends the wait.
-// An approval left asked is dropped from the published state when the exchange quiesces.
+// approver returns the Approver of the agent on sess: it records the call as asked, with what it
+// would change and the rules the person may grant instead, then waits until the state holds the
+// person's answer (Approve records it), or ctx (a Stop) ends the wait. An approval left asked is
+// dropped from the published state when the exchange quiesces. It is also the tool.RuleSource of
+// the rules the person granted for the conversation, as its record holds them.
 func (c *Conv) approver(sess *session.Session) tool.Approver {
-	return tool.ApproverFunc(func(ctx context.Context, call tool.Call) (bool, error) {
+	return convApprover{c, sess}
+}
+
+type convApprover struct {
+	c    *Conv
+	sess *session.Session
+}
+
+func (a convApprover) Approve(ctx context.Context, call tool.Call) (bool, error) {
+	c, sess := a.c, a.sess
+	rules := make([]string, 0, len(call.Offer))
+	for _, r := range call.Offer {
+		rules = append(rules, r.String())
+	}
+	c.mu.Lock()
+	err := sess.Commit(&record.Approval{CallID: call.ID, Name: call.Name, Args: summarize(call.Args), State: record.ApprovalAsked,
+		Diff: call.Preview, Rules: rules})
+	c.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	for {
 		c.mu.Lock()
-		err := sess.Commit(&record.Approval{CallID: call.ID, Name: call.Name, Args: summarize(call.Args), State: record.ApprovalAsked})
+		answer, ok := sess.Snapshot().ApprovalAnswer(call.ID)
+		if c.answered == nil {
+			c.answered = make(chan struct{})
+		}
+		wake := c.answered
 		c.mu.Unlock()
-		if err != nil {
-			return false, err
+		if ok {
+			return answer.State == record.ApprovalAllowed, nil
 		}
-		for {
-			c.mu.Lock()
-			answer, ok := sess.Snapshot().ApprovalAnswer(call.ID)
-			if c.answered == nil {
-				c.answered = make(chan struct{})
-			}
-			wake := c.answered
-			c.mu.Unlock()
-			if ok {
-				return answer.State == record.ApprovalAllowed, nil
-			}
-			select {
-			case <-wake:
-			case <-ctx.Done():
-				return false, ctx.Err()
-			}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return false, ctx.Err()
 		}
-	})
+	}
+}
+
+// Rules are the rules granted for the conversation. A granted rule that no longer reads (it never
+// should: it was written by tool.Rule) grants nothing.
+func (a convApprover) Rules() []tool.Rule {
+	var out []tool.Rule
+	for _, s := range a.sess.Snapshot().Grants() {
+		if r, err := tool.ParseRule(s); err == nil {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Approve answers a tool call waiting for the person's approval: allow runs it, else it is
@@ -89,6 +116,23 @@ func (c *Conv) approver(sess *session.Session) tool.Approver {
 // same answer replays it; a call no one is waiting on (unknown, answered, or its wait ended by a
 // Stop) is not_found.
 func (c *Conv) Approve(op, callID string, allow bool) (api.ApproveResult, error) {
+	return c.ApproveScoped(op, callID, allow, "")
+}
+
+// ApproveScoped is Approve with the answer's scope: "" or "once" for the call alone;
+// "conversation" allows it and grants the rules it was asked with for the rest of the
+// conversation, recorded with the answer.
+func (c *Conv) ApproveScoped(op, callID string, allow bool, scope string) (api.ApproveResult, error) {
+	switch scope {
+	case "", "once":
+		scope = ""
+	case record.ScopeConversation:
+		if !allow {
+			return api.ApproveResult{}, errf(api.BadRequest, "scope conversation is for allowing: a denial is for the one call")
+		}
+	default:
+		return api.ApproveResult{}, errf(api.BadRequest, "unknown scope %q: give once (the call) or conversation (the call and calls like it, for the rest of the conversation)", scope)
+	}
 	if op == "" {
 		return api.ApproveResult{}, errf(api.BadRequest, "op_id is required: give every answer an operation id")
 	}
@@ -105,8 +149,12 @@ func (c *Conv) Approve(op, callID string, allow bool) (api.ApproveResult, error)
 		return api.ApproveResult{}, errHostClosed // the waits are ending: no answer would be read
 	}
 	var plan fold.AnswerPlan
+	noRules := false
 	err := c.sess.CommitPlan(func(st *fold.State) []record.Payload {
-		plan = st.AnswerPlan(op, callID, allow)
+		plan = st.ScopedAnswerPlan(op, callID, allow, scope)
+		if plan.Record != nil && scope != "" && len(plan.Record.Rules) == 0 {
+			noRules, plan.Record = true, nil
+		}
 		if plan.Record == nil {
 			return nil
 		}
@@ -118,7 +166,9 @@ func (c *Conv) Approve(op, callID string, allow bool) (api.ApproveResult, error)
 	case plan.Replay != nil && plan.Conflict:
 		return api.ApproveResult{}, errf(api.OpConflict, "operation %s already answered call %s %s; use a new op_id for a new answer", op, plan.Replay.CallID, plan.Replay.State)
 	case plan.Replay != nil:
-		return api.ApproveResult{CallID: callID, State: plan.Replay.State, Replayed: true}, nil
+		return api.ApproveResult{CallID: callID, State: plan.Replay.State, Scope: plan.Replay.Scope, Replayed: true}, nil
+	case noRules:
+		return api.ApproveResult{}, errf(api.BadRequest, "call %s can only be allowed once: no rule could cover calls like it (a command whose effects its words do not tell)", callID)
 	case plan.Record == nil:
 		return api.ApproveResult{}, errf(api.NotFound, "no tool call %s is waiting for approval in conversation %s", callID, c.id)
 	}
@@ -126,7 +176,7 @@ func (c *Conv) Approve(op, callID string, allow bool) (api.ApproveResult, error)
 		close(c.answered) // the waiting calls read their answers
 		c.answered = nil
 	}
-	return api.ApproveResult{CallID: callID, State: plan.Record.State}, nil
+	return api.ApproveResult{CallID: callID, State: plan.Record.State, Scope: plan.Record.Scope}, nil
 }
 
 // SetModel switches the conversation to model (and provider, when not empty): the agent is built
@@ -193,7 +243,7 @@ func (s *Server) approveRoutes() {
 		if req.Allow == nil {
 			return errf(api.BadRequest, "allow is required: true runs the call, false refuses it")
 		}
-		res, err := c.Approve(req.Op, req.CallID, *req.Allow)
+		res, err := c.ApproveScoped(req.Op, req.CallID, *req.Allow, req.Scope)
 		if err != nil {
 			return err
 		}

@@ -224,7 +224,7 @@ func (s *Server) capabilities(w http.ResponseWriter, r *http.Request) error {
 	caps := capabilities
 	if s.h.cfg.NewAgentFor != nil {
 		// The agents this host builds take an approver and a model: approvals and model switches.
-		caps = append(caps[:len(caps):len(caps)], api.CapApprovals, api.CapModel)
+		caps = append(caps[:len(caps):len(caps)], api.CapApprovals, api.CapApprovalScope, api.CapModel)
 	}
 	writeJSON(w, 200, api.Capabilities{Version: s.h.cfg.Version, Capabilities: caps})
 	return nil

@@ -16,7 +16,7 @@ import (
 func StateOf(st *fold.State) api.State {
 	s := api.State{Phase: st.Phase().String(), InFlight: st.InFlight(), Seq: st.Seq(), Submissions: []api.Submission{}, Approvals: []api.Approval{}}
 	for _, a := range st.Approvals() {
-		s.Approvals = append(s.Approvals, api.Approval{CallID: a.CallID, Name: a.Name, Args: a.Args})
+		s.Approvals = append(s.Approvals, api.Approval{CallID: a.CallID, Name: a.Name, Args: a.Args, Diff: a.Diff, Rules: a.Rules})
 	}
 	if s.InFlight {
 		s.Turn = st.Newest()

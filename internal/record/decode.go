@@ -720,5 +720,8 @@ func (p *Approval) members() (f fields) {
 	f.add("state", &p.State)
 	f.add("by", &p.By)
 	f.add("op", &p.Op)
+	f.add("diff", &p.Diff)
+	f.add("rules", &p.Rules)
+	f.add("scope", &p.Scope)
 	return f
 }

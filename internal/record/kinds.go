@@ -509,7 +509,20 @@ type Approval struct {
 	State  string `json:"state"`
 	By     string `json:"by,omitempty"`
 	Op     string `json:"op,omitempty"`
+	// Diff, when asked, is what the call would change as the person was shown it: a unified diff
+	// of the file as it was then (or why the call would fail).
+	Diff string `json:"diff,omitempty"`
+	// Rules, when asked, are the rules the person may grant for the rest of the conversation
+	// instead of allowing the one call (tool.Rule as written); when allowed with Scope
+	// ScopeConversation, the rules granted, which allow later calls they cover without asking.
+	Rules []string `json:"rules,omitempty"`
+	Scope string   `json:"scope,omitempty"`
 }
+
+// ScopeConversation is the scope of an answer that allows, beside the call, every later call of
+// the conversation its rules cover (an Approval's Rules). An answer with no scope is for the one
+// call.
+const ScopeConversation = "conversation"
 
 func (*SessionStarted) Kind() Kind { return KindSessionStarted }
 func (*SessionResumed) Kind() Kind { return KindSessionResumed }

@@ -132,7 +132,14 @@ func (s *Session) redact(p record.Payload) record.Payload {
 		return &c
 	case *record.Approval:
 		c := *b
-		c.Args = r.Redact(b.Args)
+		c.Args, c.Diff, c.Scope = r.Redact(b.Args), r.Redact(b.Diff), r.Redact(b.Scope)
+		if b.Rules != nil {
+			// A rule whose command held a key no longer matches that command: it asks again.
+			c.Rules = make([]string, len(b.Rules))
+			for i, rule := range b.Rules {
+				c.Rules[i] = r.Redact(rule)
+			}
+		}
 		return &c
 	case *record.MCPServer:
 		c := *b
@@ -272,7 +279,9 @@ type heldText struct {
 }
 
 // streamed reports whether live events of kind carry pieces of one text.
-func streamed(kind string) bool { return kind == "text" || kind == "thinking" || kind == "tool_args" }
+func streamed(kind string) bool {
+	return kind == "text" || kind == "thinking" || kind == "tool_args" || kind == "tool_output"
+}
 
 // redactUpdate returns what to publish for u, redacted. A stream's piece is released up to what
 // Safe allows and the rest held back for the stream's next piece. Anything else (another stream's

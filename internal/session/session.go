@@ -84,7 +84,7 @@ type Update struct {
 
 // Live is a live, unrecorded event.
 type Live struct {
-	Kind   string `json:"kind"` // "text", "thinking", "tool_call", "tool_args", "tool_start", "tool_end", "restart", "status"
+	Kind   string `json:"kind"` // "text", "thinking", "tool_call", "tool_args", "tool_start", "tool_output", "tool_end", "restart", "status"
 	Text   string `json:"text,omitempty"`
 	CallID string `json:"call_id,omitempty"`
 	Name   string `json:"name,omitempty"`

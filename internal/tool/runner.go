@@ -63,10 +63,20 @@ func (r *Runner) Run(ctx context.Context, call Call) Result {
 // Run judges every call of the registry's tools with it; the agent judges its doors (context,
 // transcript, agents) with it too, so that rules on them take effect.
 func (r *Runner) Judge(ctx context.Context, call Call, a Access) (res Result, ok bool) {
-	d := r.Policy.Decide(call.Name, a)
+	p := r.Policy
+	if rs, ok := r.Approver.(RuleSource); ok {
+		p.Allow = append(p.Allow[:len(p.Allow):len(p.Allow)], rs.Rules()...)
+	}
+	d := p.Decide(call.Name, a)
 	switch d.Verdict {
 	case Allow:
 	case Ask:
+		if r.Tools != nil {
+			if pv, ok := r.Tools.lookup(call.Name).(Previewer); ok {
+				call.Preview = pv.Preview(call.Args)
+			}
+		}
+		call.Offer = Offer(call.Name, a)
 		if res, ok := r.ask(ctx, call, d); !ok {
 			return res, false
 		}
@@ -131,4 +141,10 @@ func Failure(format string, a ...any) Result {
 
 func notExecuted(why string) Result {
 	return Result{Content: "not run: " + why, IsError: true, Outcome: record.NotExecuted}
+}
+
+// lookup is the tool called name, or nil.
+func (r *Registry) lookup(name string) Tool {
+	t, _ := r.Get(name)
+	return t
 }

@@ -17,6 +17,11 @@ type Call struct {
 	ID   string
 	Name string
 	Args json.RawMessage
+	// Preview and Offer are set by the Runner for its Approver, when a call is put to the person:
+	// what the call would change (Previewer), and the rules that would allow calls like it for
+	// the rest of the conversation (Offer).
+	Preview string
+	Offer   []Rule
 }
 
 // Result is what running a call produced. Content is the text the model will read (the agent adds

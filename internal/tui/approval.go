@@ -2,7 +2,9 @@ package tui
 
 // The approval panel: a tool call waiting for the person's approval (permission mode ask) is
 // shown in a panel of its own between the scrollback and the composer, with its arguments in
-// readable form and two choices, Allow once and Deny.
+// readable form (a command as it would run, a file change as the diff the host read when it
+// asked) and the choices Allow once, Allow for this conversation (when the host offers rules that
+// would cover calls like it, named in the panel) and Deny.
 //
 // What is promised: no keystroke typed into the composer answers a call. The panel takes the
 // keys only when the person gives them to it with Tab (a key that never starts a sentence); there
@@ -29,14 +31,31 @@ import (
 	"github.com/reinhq/rein/internal/api"
 )
 
-// The panel's choices, in the order shown; the first is under the cursor when the panel takes
-// the focus.
-var choices = []string{"Allow once", "Deny"}
+// choice is one answer the panel offers.
+type choice struct {
+	label string
+	allow bool
+	scope string // "" for the call alone, or "conversation"
+}
 
-const (
-	pickAllow = 0
-	pickDeny  = 1
-)
+// pickAllow is the choice under the cursor when the panel takes the focus: Allow once.
+const pickAllow = 0
+
+// choicesFor are the answers the panel offers for a, in the order shown: Allow once, Allow for
+// this conversation when a has rules to grant and this client can send the scope, and Deny.
+func (m *Model) choicesFor(a api.Approval) []choice {
+	cs := []choice{{label: "Allow once", allow: true}}
+	if _, ok := m.appr.(ScopedApprovals); ok && len(a.Rules) > 0 && m.caps[api.CapApprovalScope] {
+		cs = append(cs, choice{label: "Allow for this conversation", allow: true, scope: "conversation"})
+	}
+	return append(cs, choice{label: "Deny"})
+}
+
+// ScopedApprovals is the optional part of an Approvals that sends an answer's scope (capability
+// api.CapApprovalScope).
+type ScopedApprovals interface {
+	ApproveScoped(ctx context.Context, id, op, callID string, allow bool, scope string) error
+}
 
 // panel is the approval panel's focus: the call it was given to, and the choice under the
 // cursor. The zero value is a panel without the focus.
@@ -88,15 +107,16 @@ func (m *Model) panelKey(a api.Approval, s string) (cmd tea.Cmd, handled bool) {
 		m.panel.pick = max(m.panel.pick-1, 0)
 		return nil, true
 	case "right", "down":
-		m.panel.pick = min(m.panel.pick+1, len(choices)-1)
+		m.panel.pick = min(m.panel.pick+1, len(m.choicesFor(a))-1)
 		return nil, true
 	case "tab", "shift+tab":
 		m.blurPanel()
 		return nil, true
 	case "enter":
-		allow := m.panel.pick == pickAllow
+		cs := m.choicesFor(a)
+		c := cs[min(m.panel.pick, len(cs)-1)]
 		m.blurPanel()
-		return m.answer(a, allow), true
+		return m.answerScoped(a, c.allow, c.scope), true
 	case "esc", "ctrl+c", "pgup", "pgdown", "ctrl+o", "ctrl+l":
 		return nil, false // they stop or scroll; the Stop ends the wait and with it the focus
 	}
@@ -105,7 +125,10 @@ func (m *Model) panelKey(a api.Approval, s string) (cmd tea.Cmd, handled bool) {
 }
 
 // answer allows or denies a call waiting for approval.
-func (m *Model) answer(a api.Approval, allow bool) tea.Cmd {
+func (m *Model) answer(a api.Approval, allow bool) tea.Cmd { return m.answerScoped(a, allow, "") }
+
+// answerScoped answers a call for itself (scope "") or, allowing it, for the conversation.
+func (m *Model) answerScoped(a api.Approval, allow bool, scope string) tea.Cmd {
 	if !m.canAnswer() {
 		m.sb.notice(warn, "this host cannot take an answer to %s (it does not advertise %s)", a.Name, api.CapApprovals)
 		return nil
@@ -116,6 +139,9 @@ func (m *Model) answer(a api.Approval, allow bool) tea.Cmd {
 	m.answering[a.CallID] = true
 	ap, opID, callID := m.appr, m.opt.NewOp(), a.CallID
 	return m.enqueue(op{kind: opApprove, run: func(ctx context.Context, conv string) tea.Msg {
+		if sa, ok := ap.(ScopedApprovals); ok && scope != "" {
+			return approvedMsg{callID, allow, sa.ApproveScoped(ctx, conv, opID, callID, allow, scope)}
+		}
 		return approvedMsg{callID, allow, ap.Approve(ctx, conv, opID, callID, allow)}
 	}})
 }
@@ -150,6 +176,14 @@ func (m *Model) panelLines(width int) []string {
 	}
 	focused := m.panelFocused()
 	what, body := readableCall(a.Name, a.Args)
+	if a.Diff != "" {
+		// What would change, as the host read the file when it asked: the diff, whole.
+		body = diffLinesOf(a.Diff, width-4, 0)
+	}
+	cs := m.choicesFor(a)
+	if len(cs) == 3 {
+		body = append(body, sty.dim.Render("for this conversation: ")+printable(strings.Join(a.Rules, " · ")))
+	}
 
 	more := 0
 	for _, w := range m.state.Approvals {
@@ -199,16 +233,20 @@ func (m *Model) panelLines(width int) []string {
 		hint = "Esc stop"
 	case focused:
 		var b strings.Builder
-		for i, c := range choices {
+		for i, c := range cs {
 			if i == m.panel.pick {
-				b.WriteString(sty.accent.Render("  ❯ ") + sty.bold.Render(c))
+				b.WriteString(sty.accent.Render("  ❯ ") + sty.bold.Render(c.label))
 			} else {
-				b.WriteString("    " + c)
+				b.WriteString("    " + c.label)
 			}
 		}
 		line, hint = b.String(), "←→ choose · Enter answer · Tab back to typing"
 	default:
-		line, hint = sty.dim.Render("    "+strings.Join(choices, "    ")), "Tab to answer"
+		labels := make([]string, len(cs))
+		for i, c := range cs {
+			labels[i] = c.label
+		}
+		line, hint = sty.dim.Render("    "+strings.Join(labels, "    ")), "Tab to answer"
 	}
 	gap := width - ansi.StringWidth(line) - ansi.StringWidth(hint) - 1
 	if gap < 2 {

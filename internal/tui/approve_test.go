@@ -169,7 +169,7 @@ func TestApprovalPanelChoicesAndFocus(t *testing.T) {
 		t.Fatal("the composer's cursor is drawn while the panel has the focus")
 	}
 	d.press("right", "right", "down")
-	if d.m.panel.pick != pickDeny {
+	if a, _ := d.m.awaiting(); d.m.choicesFor(a)[d.m.panel.pick].label != "Deny" {
 		t.Fatalf("pick %d after →→↓, want Deny", d.m.panel.pick)
 	}
 	d.press("left", "left", "up")

@@ -80,6 +80,12 @@ func (h *ClientHost) SetModel(ctx context.Context, id, op, model string) (api.Vi
 	return res.Conversation, err
 }
 
+// ApproveScoped implements ScopedApprovals (capability approval-scope.v1).
+func (h *ClientHost) ApproveScoped(ctx context.Context, id, op, callID string, allow bool, scope string) error {
+	_, err := h.c.ApproveScoped(ctx, id, op, callID, allow, scope)
+	return err
+}
+
 // Approve implements Approvals (capability approvals.v1).
 func (h *ClientHost) Approve(ctx context.Context, id, op, callID string, allow bool) error {
 	_, err := h.c.Approve(ctx, id, op, callID, allow)

@@ -171,11 +171,20 @@ func toolLines(c *toolCall, width int, expand bool) []string {
 		args = " " + ansi.Truncate(c.args, room, "…")
 	}
 	out := []string{head + args + tail}
+	out = append(out, liveTail(c, width)...)
+	d := callDiff(c.name, c.rawArgs)
+	if d != "" {
+		fold := diffFold
+		if expand {
+			fold = 0
+		}
+		out = append(out, diffLinesOf(d, width, fold)...)
+	}
 	if !expand {
 		return out
 	}
 	bar := sty.dim.Render("    │ ")
-	if c.rawArgs != "" && (len(c.rawArgs) > len(c.args)+20 || strings.Contains(c.args, "…")) {
+	if d == "" && c.rawArgs != "" && (len(c.rawArgs) > len(c.args)+20 || strings.Contains(c.args, "…")) {
 		for _, l := range limitLines(c.rawArgs, 20) {
 			out = append(out, bar+sty.dim.Render(ansi.Truncate(l, width-6, "…")))
 		}

@@ -64,6 +64,9 @@ type toolCall struct {
 	hasDur   bool
 	exit     *int
 	output   string
+	// live is the newest of the call's output as it runs (live.go); liveBytes counts all of it.
+	live      string
+	liveBytes int
 }
 
 // live is the material of the exchange in hand that is not recorded yet.
@@ -218,6 +221,7 @@ func (s *scrollback) protocol(p any) bool {
 				e.call.outcome = map[bool]string{true: string(record.Failed), false: string(record.OK)}[r.IsError]
 			}
 			e.call.output = stripTrailer(r.Content)
+			e.call.live = ""
 			e.ver++
 		}
 	case *record.Evicted:
@@ -278,6 +282,10 @@ func (s *scrollback) event(p any) {
 		}
 		switch b.State {
 		case record.ApprovalAllowed:
+			if b.Scope == record.ScopeConversation {
+				s.notice(dim, "✓ allowed %s, and for this conversation: %s", name, strings.Join(b.Rules, " · "))
+				break
+			}
 			s.notice(dim, "✓ allowed %s", name)
 		case record.ApprovalDenied:
 			s.notice(warn, "✗ denied %s", name)
@@ -382,6 +390,12 @@ func (s *scrollback) liveEvent(l *api.Live) {
 	case "tool_start":
 		if e := s.calls[l.CallID]; e != nil && (e.call.outcome == "" || e.call.outcome == "running") {
 			e.call.outcome = "running"
+			e.ver++
+		}
+		return
+	case "tool_output":
+		if e := s.calls[l.CallID]; e != nil {
+			e.call.addLive(l.Text)
 			e.ver++
 		}
 		return

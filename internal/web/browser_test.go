@@ -30,6 +30,7 @@ import (
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
+	fstool "github.com/reinhq/rein/internal/tool/fs"
 	"github.com/reinhq/rein/internal/tool/shell"
 	"github.com/reinhq/rein/internal/web"
 )
@@ -488,7 +489,7 @@ func testModules(t *testing.T, browser context.Context) {
 
 // rig is one host with its simulator, served on a loopback address, and one browser tab on it.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	cfg   host.Config
 	h     *host.Host
 	api   *host.Server
@@ -501,14 +502,14 @@ type rig struct {
 
 // newRig wires a host the way cmd/rein/serve.go does, with the simulator playing script (a JSON
 // array of steps; empty plays its policy).
-func newRig(t *testing.T, browser context.Context, script string) *rig {
+func newRig(t testing.TB, browser context.Context, script string) *rig {
 	t.Helper()
 	return newRigMode(t, browser, script, tool.ModeWorkspace)
 }
 
 // newRigMode is newRig under permission mode (tool.ModeAsk puts calls to the person through the
 // host's approver, as rein serve --permission-mode ask does).
-func newRigMode(t *testing.T, browser context.Context, script string, mode tool.Mode) *rig {
+func newRigMode(t testing.TB, browser context.Context, script string, mode tool.Mode) *rig {
 	t.Helper()
 	opts := sim.Options{Delay: 2 * time.Millisecond}
 	if script != "" {
@@ -530,7 +531,12 @@ func newRigMode(t *testing.T, browser context.Context, script string, mode tool.
 			if err != nil {
 				return nil, err
 			}
-			reg, err := tool.NewRegistry(sh)
+			files, err := fstool.Open(ws)
+			if err != nil {
+				return nil, err
+			}
+			t.Cleanup(func() { files.Close() })
+			reg, err := tool.NewRegistry(append([]tool.Tool{sh}, files.Tools()...)...)
 			if err != nil {
 				return nil, err
 			}

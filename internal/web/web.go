@@ -11,7 +11,11 @@
 //   - working.js: the working rule, the same as api.Working (a browser test pins the two)
 //   - timeline.js, markup.js, survey.js: rendering records, live material, residues, the survey
 //     and the person's context edits (evict, rewind, clear, fork)
-//   - approvals.js: a tool call waiting for the person's approval, with Allow and Deny
+//   - approvals.js: a tool call waiting for the person's approval: the command as it would run or
+//     the diff it would make, and Allow once, Allow for this conversation (with the rules it
+//     grants) and Deny
+//   - live.js: a running call's output as it comes, in its card, until its result replaces it
+//   - diffs.js: file changes as coloured unified diffs, folded when long (live.css styles these)
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //

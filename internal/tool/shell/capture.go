@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -16,6 +17,9 @@ type capture struct {
 	head    []byte
 	tail    []byte // the last bytes seen after the head filled, at most 2×tailMax before trimming
 	total   int64
+	// live, when set, is also given every write as it comes (tool.LiveOutput): shown to the
+	// person watching, never part of the result.
+	live io.Writer
 }
 
 func newCapture(headMax, tailMax int) *capture {
@@ -23,6 +27,9 @@ func newCapture(headMax, tailMax int) *capture {
 }
 
 func (c *capture) Write(b []byte) (int, error) {
+	if c.live != nil {
+		c.live.Write(b) // its errors are the watcher's, not the command's
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	n := len(b)

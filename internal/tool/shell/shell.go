@@ -198,6 +198,7 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	dir, note := t.startDir()
 	out := newCapture(t.opts.HeadBytes, t.opts.TailBytes)
+	out.live = tool.LiveOutput(ctx)
 	p, err := start(t.bash, dir, t.env, t.opts.Grace, a.Command, out, t.ctl, t.opts.Sandbox)
 	var unsupported *sandbox.UnsupportedError
 	if errors.As(err, &unsupported) {

@@ -105,14 +105,14 @@ function stop() {
 // ---- approvals ----------------------------------------------------------------------------------
 
 // answer answers a tool call waiting for approval, with a new op id for this press.
-async function answer(callID, allow) {
+async function answer(callID, allow, scope) {
   const conv = S.current;
   if (!conv || S.answering.has(callID)) return;
   S.answering.add(callID);
   render();
   let taken = false;
   try {
-    await request("POST", `/api/conversations/${encodeURIComponent(conv)}/approve`, { op_id: newOp("approve"), call_id: callID, allow });
+    await request("POST", `/api/conversations/${encodeURIComponent(conv)}/approve`, scope ? { op_id: newOp("approve"), call_id: callID, allow, scope } : { op_id: newOp("approve"), call_id: callID, allow });
     taken = true;
   } catch (err) {
     if (err instanceof HTTPError && err.status === 404) toast("That call is no longer waiting for an answer.");
@@ -728,7 +728,7 @@ async function boot() {
   S.timeline = new Timeline(ui.timeline, {
     held: (id) => !!outbox.find(S.current, id, null),
     retried: (id) => retried().has(id),
-    answer: (id, allow) => answer(id, allow),
+    answer: (id, allow, scope) => answer(id, allow, scope),
     retry: (sub) => {
       markRetried(sub.id);
       retry({ conv: S.current, text: sub.text, attachments: sub.attachments, queue: sub.queue });

@@ -4,6 +4,8 @@
 
 import { el, prose, residueOf, residueBlock } from "./markup.js";
 import { approvalCard } from "./approvals.js";
+import { showLive, endLive } from "./live.js";
+import { callDiff, diffView } from "./diffs.js";
 
 const OUTCOMES = {
   ok: "ok",
@@ -42,6 +44,11 @@ function clip(s, n = 6000) {
   return s.length > n ? s.slice(0, n) + `\n… (${s.length - n} more characters)` : s;
 }
 
+// settlesStop says whether a record of kind ends what a Stop interrupted, or starts anew.
+function settlesStop(kind) {
+  return kind === "quiesced" || kind === "user_prompt" || kind === "failure";
+}
+
 export class Timeline {
   // root is the element the conversation renders into; hooks.retry(sub) is called by a rejected
   // message's Retry button, hooks.held(id) says whether this browser's outbox holds a message
@@ -70,6 +77,7 @@ export class Timeline {
     this.approvals = new Map(); // call id -> {card: approvalCard, answer: "" | "allowed" | "denied"}
     this.subs = new Map(); // submission id -> {id, op, text, attachments, state, reason, detail}
     this.live = null;
+    this.stopNode = null;
     this.seq = 0;
     this.stick = true;
   }
@@ -97,6 +105,10 @@ export class Timeline {
     const p = ev.payload || {};
     const n = this.render(ev.kind, p, ev.seq);
     if (n) this.put(n);
+    // A Stop's notice stays below what its exchange still records (the partial reply, the calls
+    // answered), as the terminal shows it, until the exchange has settled.
+    if (this.stopNode && n !== this.stopNode && this.stopNode.isConnected) this.put(this.stopNode);
+    if (settlesStop(ev.kind)) this.stopNode = null;
     this.root.dataset.seq = String(ev.seq);
     this.follow();
   }
@@ -137,7 +149,7 @@ export class Timeline {
         return this.notice(`Retrying in ${(p.delay_ms / 1000).toFixed(p.delay_ms < 10000 ? 1 : 0)} s (attempt ${p.attempt + 1}).`, "warn retry");
       case "cancelled":
         this.endLive();
-        return this.notice("The agent took the Stop.", "muted");
+        return null; // the Stop's notice says it
       case "quiesced":
         this.endLive();
         return p.reason && p.reason !== "replied" && p.reason !== "cancelled" ? this.notice(`The exchange ended: ${p.reason}.`, "muted") : null;
@@ -211,6 +223,7 @@ export class Timeline {
       }
     }
     if (p.stop_reason === "max_tokens") box.append(el("div", { class: "muted small" }, "(cut off at the token limit)"));
+    if (p.stop_reason === "cancelled") box.append(el("div", { class: "muted small cut-short" }, "(cut short by Stop: what was said so far is kept)"));
     return box;
   }
 
@@ -226,6 +239,12 @@ export class Timeline {
       el("pre", { class: "tool-args" }, argText),
       out,
     );
+    const d = callDiff(name, args);
+    if (d) {
+      // A file change reads as its diff, shown without a click; the arguments stay behind it.
+      card.querySelector(".tool-args").replaceWith(diffView(d));
+      card.open = true;
+    }
     this.cards.set(id, { card, badge, out, meta });
     return card;
   }
@@ -254,6 +273,7 @@ export class Timeline {
     this.setOutcome(r.call_id, r.outcome || (r.is_error ? "error" : "ok"));
     const c = this.cards.get(r.call_id);
     if (!c) return;
+    endLive(c);
     c.out.hidden = false;
     c.out.textContent = clip(stripTrailer(r.content));
   }
@@ -297,14 +317,14 @@ export class Timeline {
     let a = this.approvals.get(p.call_id);
     if (p.state === "asked") {
       if (a) return null;
-      const card = approvalCard({ call_id: p.call_id, name: p.name || "tool", args: p.args || "" }, summarize(p.name, p.args || ""), (id, allow) => this.hooks.answer(id, allow));
+      const card = approvalCard({ call_id: p.call_id, name: p.name || "tool", args: p.args || "", diff: p.diff || "", rules: p.rules || [] }, summarize(p.name, p.args || ""), (id, allow, scope) => this.hooks.answer(id, allow, scope));
       a = { card, answer: "" };
       this.approvals.set(p.call_id, a);
       return card.box;
     }
     if (a && (p.state === "allowed" || p.state === "denied")) {
       a.answer = p.state;
-      a.card.set(p.state);
+      a.card.set(p.scope === "conversation" ? "allowed for this conversation" : p.state);
     }
     return null;
   }
@@ -321,10 +341,13 @@ export class Timeline {
     }
   }
 
+  // stopNotice words a Stop as the terminal does; what it withdrew is said after.
   stopNotice(p) {
     const n = (p.withdrawn || []).length;
-    const what = [p.interrupted ? "the running exchange was interrupted" : "", n ? `${n} waiting message${n > 1 ? "s" : ""} withdrawn` : ""].filter(Boolean);
-    return this.notice(`Stopped${what.length ? ": " + what.join("; ") : ""}.`, "stopped");
+    const what = n ? ` (${n} waiting message${n > 1 ? "s" : ""} withdrawn)` : "";
+    const box = this.notice(`■ Stopped: the session is settled${what}.`, "stopped");
+    if (p.interrupted) this.stopNode = box; // the exchange it interrupted still records its end
+    return box;
   }
 
   // ---- live material -------------------------------------------------------------------------
@@ -379,6 +402,11 @@ export class Timeline {
       case "tool_start":
         this.setOutcome(l.call_id, "running");
         break;
+      case "tool_output": {
+        const c = this.cards.get(l.call_id);
+        if (c) showLive(c, l.text);
+        break;
+      }
       case "tool_end":
         if (l.text) this.setOutcome(l.call_id, l.text);
         break;
