@@ -1,6 +1,6 @@
 // Package web is rein's web chat (DESIGN §12.6): static files embedded in the binary and served by
 // the host at /. It needs no build step and loads nothing from elsewhere: plain HTML, CSS and
-// JavaScript modules that talk to the host API (docs/api.md).
+// JavaScript modules that talk to the host API (docs/api.md), and three vendored libraries.
 //
 // The modules, in static/:
 //
@@ -12,6 +12,9 @@
 //   - timeline.js, markup.js, survey.js: rendering records, live material, residues, the survey
 //     and the person's context edits (evict, rewind, clear, fork)
 //   - approvals.js: a tool call waiting for the person's approval, with Allow and Deny
+//   - rich.js, rich.css: a reply's markdown (tables, lists, links opened safely, highlighted code)
+//     and the copy buttons, by the vendored marked, DOMPurify and highlight.js (vendor/README.md
+//     says which versions, their licences, and why they render in the page)
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //
