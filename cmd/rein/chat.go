@@ -20,8 +20,9 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// pickSession is --resume given without an id: open the session picker.
-const pickSession = "\x00pick"
+// pickSession is --resume given without an id: open the session picker. It is what --help shows
+// as the flag's optional value, so it is printable; no session id is a bare word.
+const pickSession = "pick"
 
 func newChatCmd() *cobra.Command {
 	var f runFlags
@@ -58,7 +59,7 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
 	f.register(cmd)
 	cmd.Flags().StringVar(&connect, "connect", "", "talk to a running rein serve at this URL instead of an in-process host")
 	cmd.Flags().StringVar(&token, "token", "", "the bearer token of --connect (default: the URL's #token=, or $REIN_TOKEN)")
-	cmd.Flags().StringVar(&resume, "resume", "", "open this conversation (an id or a unique prefix); alone, pick one")
+	cmd.Flags().StringVar(&resume, "resume", "", "open this conversation (an `id` or a unique prefix); alone, pick one")
 	cmd.Flags().Lookup("resume").NoOptDefVal = pickSession
 	return cmd
 }
