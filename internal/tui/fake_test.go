@@ -73,6 +73,8 @@ func (f *fakeHost) Stop(ctx context.Context, id, op string) (api.StopResult, err
 }
 func (f *fakeHost) Transcript(ctx context.Context, id string) (api.Transcript, error) {
 	f.log("transcript %s", id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return api.Transcript{Survey: f.survey}, nil
 }
 func (f *fakeHost) Events(ctx context.Context, id string, after int64) (<-chan api.Event, error) {

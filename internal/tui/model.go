@@ -68,8 +68,7 @@ type Model struct {
 	provider, model string
 	sandbox         string // the OS sandbox the session's commands run under, as recorded
 	window          int64
-	used            int64 // context used, in tokens
-	usedExact       bool  // from the provider's usage (else estimated from bytes)
+	meter           meter // context used, in tokens
 	needSurvey      bool
 
 	retryAt      time.Time
@@ -509,14 +508,17 @@ func (m *Model) meta(p any, replayed bool) {
 			m.model = b.Model
 		}
 		if u := b.Usage; u.Input+u.CacheRead+u.CacheWrite > 0 {
-			m.used, m.usedExact = u.Input+u.CacheRead+u.CacheWrite+u.Output, true
+			m.meter.usage(u.Input + u.CacheRead + u.CacheWrite + u.Output)
+			m.needSurvey = true // to learn what the usage counts beyond the messages
 		}
 		m.retryAt = time.Time{}
 	case *record.UsageReported:
 		if u := b.Usage; u.Input+u.CacheRead+u.CacheWrite > 0 {
-			m.used, m.usedExact = u.Input+u.CacheRead+u.CacheWrite+u.Output, true
+			m.meter.usage(u.Input + u.CacheRead + u.CacheWrite + u.Output)
+			m.needSurvey = true // to learn what the usage counts beyond the messages
 		}
 	case *record.Evicted, *record.Rewound, *record.Cleared, *record.Inherited:
+		m.meter.changed()
 		m.needSurvey = true // the usage no longer measures the context
 	case *record.RetryScheduled:
 		if replayed {

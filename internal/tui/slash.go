@@ -163,7 +163,8 @@ func (m *Model) fresh() {
 	m.gen++
 	m.conv, m.title, m.state, m.seq, m.base = "", "", api.State{}, 0, 0
 	m.sb.reset()
-	m.used, m.usedExact, m.outbox = 0, false, nil
+	m.outbox = nil
+	m.meter.reset()
 	m.sb.notice(dim, "a new conversation starts with your next message")
 }
 
