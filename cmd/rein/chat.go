@@ -67,7 +67,7 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
 func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	opt := tui.Options{Resume: resume}
+	opt := tui.Options{Resume: resume, Out: cmd.OutOrStdout()}
 	if resume == pickSession {
 		opt = tui.Options{Pick: true}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -31,6 +32,8 @@ type Options struct {
 	Now   func() time.Time
 	// Context bounds every call to the host (default: context.Background()).
 	Context context.Context
+	// Out receives the conversation as drawn when the chat ends (nil: nothing is printed).
+	Out io.Writer
 }
 
 // Model is the chat's Bubble Tea model. Everything it shows is a projection of what the host

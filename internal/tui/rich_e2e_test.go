@@ -1,0 +1,111 @@
+package tui
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var updateScreens = flag.Bool("update-screens", false, "write the screen captures of docs/screens/ (tmux capture-pane)")
+
+// richReply is a reply with a table and highlighted code, as models write them.
+const richReply = "## Plan\n\n| file | lines |\n|---|---:|\n| a.go | 12 |\n| b.go | 7 |\n\n" +
+	"```go\nfunc main() {\n\treturn 42 // answer\n}\n```\n\n- one\n- two with `code`\n"
+
+// writeScript writes a simulator script of replies and returns its path.
+func writeScript(t testing.TB, dir string, steps ...map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"steps": steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "script.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// escScreen is the pane with its colours, as escape sequences.
+func (p *pane) escScreen() string {
+	out, err := exec.Command("tmux", "-S", p.sock, "capture-pane", "-e", "-p", "-t", p.name).Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+// history is the pane's scrollback and screen, as text.
+func (p *pane) history() string {
+	out, err := exec.Command("tmux", "-S", p.sock, "capture-pane", "-p", "-S", "-", "-t", p.name).Output()
+	if err != nil {
+		return ""
+	}
+	return string(out)
+}
+
+// saveScreen writes a capture to docs/screens/ under -update-screens.
+func saveScreen(t testing.TB, name, text string) {
+	t.Helper()
+	if !*updateScreens {
+		return
+	}
+	dir := filepath.Join("..", "..", "docs", "screens")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEndToEndMarkdownAndScrollback: in a real terminal a reply's table is drawn with rules and
+// its code coloured by token, and when the chat ends the conversation is left on the normal
+// screen, in the terminal's scrollback.
+func TestEndToEndMarkdownAndScrollback(t *testing.T) {
+	needTmux(t)
+	bin := reinBin(t)
+	_, ws, env := e2eSandbox(t)
+	script := writeScript(t, filepath.Dir(ws), map[string]any{"text": richReply})
+	// A shell runs the chat and then says so, so the pane outlives the chat and its scrollback
+	// can be read.
+	p := startPane(t, ws, env, 90, 30, "sh", "-c", strings.Join(quoteAll([]string{bin, "chat", "--provider", "sim", "--sim-delay", "1ms", "--sim-script", script}), " ")+"; echo chat-ended; exec sleep 600")
+	p.wait(10*time.Second, "Send a message", "ready")
+	p.text("show me the plan")
+	p.keys("Enter")
+	scr := p.wait(10*time.Second, "› show me the plan", "lines", "┼", "func main() {", "ready")
+	for _, want := range []string{"Plan", " a.go", "12", "• two with code"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, scr)
+		}
+	}
+	esc := p.escScreen()
+	// The keyword and the number are coloured (chroma's sixteen-colour codes, as tmux reports
+	// them), and the comment is not drawn in the keyword's colour.
+	if !strings.Contains(esc, "func") || !strings.Contains(esc, "\x1b[34m") || !strings.Contains(esc, "\x1b[35m") {
+		t.Errorf("the code is not highlighted:\n%q", esc)
+	}
+	saveScreen(t, "chat-markdown.txt", scr)
+
+	p.keys("C-c")
+	p.wait(5*time.Second, "Ctrl-C again to quit")
+	p.keys("C-c")
+	p.wait(10*time.Second, "chat-ended")
+	hist := p.history()
+	at := strings.Index(hist, "chat-ended")
+	for _, want := range []string{"› show me the plan", "┼", "func main() {", "rein chat --resume "} {
+		if i := strings.LastIndex(hist, want); i < 0 || i > at {
+			t.Errorf("after the chat ended, the terminal's scrollback lacks %q:\n%s", want, hist)
+		}
+	}
+	saveScreen(t, "chat-after-exit.txt", hist[:at])
+}
