@@ -16,6 +16,7 @@ import (
 
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tui"
 	"github.com/spf13/cobra"
 )
@@ -69,7 +70,16 @@ func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 	defer stop()
 	opt := tui.Options{Resume: resume, Out: cmd.OutOrStdout()}
 	if resume == pickSession {
-		opt = tui.Options{Pick: true}
+		opt.Resume, opt.Pick = "", true
+	}
+	// The prompt history is the workspace's, kept under rein's state directory.
+	if ws, err := workspace(f.cwd); err == nil {
+		if root, err := stateRoot(); err == nil {
+			opt.HistoryFile = tui.HistoryPath(root, session.Slug(ws))
+		}
+		if connect == "" {
+			opt.Workspace = ws
+		}
 	}
 	base := connect
 	if connect == "" {

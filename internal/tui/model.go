@@ -34,6 +34,10 @@ type Options struct {
 	Context context.Context
 	// Out receives the conversation as drawn when the chat ends (nil: nothing is printed).
 	Out io.Writer
+	// HistoryFile keeps the prompts sent, for Up, Down and Ctrl+R across runs ("": this run's
+	// only). Workspace is the directory @-mentions complete in ("": no @-completion).
+	HistoryFile string
+	Workspace   string
 }
 
 // Model is the chat's Bubble Tea model. Everything it shows is a projection of what the host
@@ -64,6 +68,10 @@ type Model struct {
 	history  []string
 	hist     int    // index into history while browsing; len(history) when not
 	draft    string // what was typed before browsing history
+	search   *search
+	files    []string // the workspace's files, for @-mentions; nil until listed
+
+	completeAfterList bool // a Tab is waiting for the file list
 
 	width, height int
 	scroll        int // lines scrolled up from the bottom; 0 follows the stream
@@ -117,6 +125,13 @@ func New(h Host, opt Options) *Model {
 	m.appr, _ = h.(Approvals)
 	m.sb.reset()
 	m.composer = newComposer()
+	if opt.HistoryFile != "" {
+		h, err := loadHistory(opt.HistoryFile)
+		if err != nil {
+			m.sb.notice(warn, "%v", err)
+		}
+		m.history, m.hist = h, len(h)
+	}
 	m.width, m.height = 80, 24
 	m.layout()
 	return m
@@ -196,6 +211,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case eventsMsg:
 		return m, m.events(msg)
+	case filesMsg:
+		return m, m.filesListed(msg)
 	case opDone:
 		m.busy = false
 		cmd := m.result(msg.msg)
@@ -215,6 +232,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	m.flash = ""
 	if m.picker != nil {
 		return m.pickerKey(s)
+	}
+	if m.search != nil {
+		m.searchKey(s, k.Text)
+		return nil
 	}
 	// A tool call waiting for the person's approval is answered in its panel, which takes the
 	// keys only from Tab; what is typed into the composer never answers it (approval.go).
@@ -277,6 +298,16 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+o":
 		m.expand = !m.expand
 		return nil
+	case "ctrl+r":
+		if len(m.history) > 0 {
+			m.search = &search{at: -1, draft: m.composer.Value()}
+		}
+		return nil
+	case "tab":
+		if strings.TrimSpace(m.composer.Value()) != "" {
+			return m.complete()
+		}
+		return nil
 	case "ctrl+l":
 		m.scroll = 0
 		return nil
@@ -321,6 +352,14 @@ func (m *Model) historyMove(d int) {
 func (m *Model) remember(text string) {
 	if n := len(m.history); n == 0 || m.history[n-1] != text {
 		m.history = append(m.history, text)
+		if m.opt.HistoryFile != "" {
+			if err := appendHistory(m.opt.HistoryFile, text, m.history); err != nil {
+				m.sb.notice(warn, "%v", err)
+			}
+		}
+		if len(m.history) > 2*historyKept {
+			m.history = append([]string(nil), m.history[len(m.history)-historyKept:]...)
+		}
 	}
 	m.hist = len(m.history)
 	m.draft = ""

@@ -109,3 +109,47 @@ func TestEndToEndMarkdownAndScrollback(t *testing.T) {
 	}
 	saveScreen(t, "chat-after-exit.txt", hist[:at])
 }
+
+// TestEndToEndHistoryAndCompletion: a prompt sent in one run of the chat comes back with Up in
+// the next run in the same workspace, Ctrl+R finds it, and Tab completes a slash command and an
+// @-mention of a file git does not ignore.
+func TestEndToEndHistoryAndCompletion(t *testing.T) {
+	needTmux(t)
+	bin := reinBin(t)
+	home, ws, env := e2eSandbox(t)
+	if err := os.WriteFile(filepath.Join(ws, "tables.md"), []byte("| a |\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{bin, "chat", "--provider", "sim", "--sim-delay", "1ms"}
+	p := startPane(t, ws, env, 90, 24, argv...)
+	p.wait(10*time.Second, "Send a message", "ready")
+	p.text("remember this prompt")
+	p.keys("Enter")
+	p.wait(10*time.Second, "› remember this prompt", "rein simulator", "ready")
+	p.keys("C-c", "C-c")
+	p.waitGone(10 * time.Second)
+	if _, err := os.Stat(filepath.Join(home, "history")); err != nil {
+		t.Fatalf("no history kept under the state directory: %v", err)
+	}
+
+	p = startPane(t, ws, env, 90, 24, argv...)
+	p.wait(10*time.Second, "Send a message", "ready")
+	p.keys("Up")
+	p.wait(5*time.Second, "› remember this prompt")
+	p.keys("C-u") // clear the composer
+	p.keys("C-r")
+	p.text("this")
+	p.wait(5*time.Second, `search "this"`, "› remember this prompt")
+	p.keys("Enter")
+	p.keys("C-u")
+	p.text("/ev")
+	p.keys("Tab")
+	p.wait(5*time.Second, "› /evict")
+	p.keys("C-u")
+	p.text("read @tab")
+	p.keys("Tab")
+	scr := p.wait(5*time.Second, "› read @tables.md")
+	saveScreen(t, "chat-completion.txt", scr)
+	p.keys("C-c", "C-c")
+	p.waitGone(10 * time.Second)
+}

@@ -271,6 +271,8 @@ func (m *Model) status(w int) string {
 	}
 	right := "/help"
 	switch {
+	case m.search != nil:
+		right = m.searchLine()
 	case m.flash != "":
 		right = m.flash
 	case asking && m.panelFocused():
