@@ -124,7 +124,9 @@ func TestMentionsCompleteWorkspaceFiles(t *testing.T) {
 
 	d.typ("and @docs/re")
 	d.press("tab")
-	d.until("the shared part", func() bool { return d.m.composer.Value() == "look at @main.go and @docs/rel" || d.m.composer.Value() == "look at @main.go and @docs/re" })
+	d.until("the shared part", func() bool {
+		return d.m.composer.Value() == "look at @main.go and @docs/rel" || d.m.composer.Value() == "look at @main.go and @docs/re"
+	})
 	d.waitScreen("@docs/readme.md  @docs/release.md")
 
 	for _, ignored := range []string{"@secret", "@build/o"} {
