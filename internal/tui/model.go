@@ -80,6 +80,7 @@ type Model struct {
 	sandbox         string // the OS sandbox the session's commands run under, as recorded
 	window          int64
 	meter           meter // context used, in tokens
+	tally           tally // tokens and cost, per exchange and in all
 	needSurvey      bool
 
 	retryAt      time.Time
@@ -521,6 +522,7 @@ func (m *Model) apply(ev *api.Event) {
 	}
 	p := decodePayload(ev.Kind, ev.Payload)
 	m.meta(p, ev.Seq <= m.base)
+	m.tally.take(p, m.provider, m.model)
 	m.sb.record(p)
 }
 

@@ -478,7 +478,7 @@ func slashCmd(d *driver, line string) {
 func TestSlashHelp(t *testing.T) {
 	d := newDriver(t, newFake(), Options{})
 	slashCmd(d, "/help")
-	d.waitScreen("/evict <from> <to> <note>")
+	d.waitScreen("/usage")
 	if d.m.composer.Value() != "" {
 		t.Fatal("the command stays in the composer")
 	}

@@ -260,6 +260,7 @@ func (m *Model) open(v api.View) tea.Cmd {
 	m.sb.reset()
 	m.retryAt, m.scroll, m.outbox = time.Time{}, 0, nil
 	m.meter.reset()
+	m.tally.reset()
 	if v.Held != nil {
 		// Its stream is refused until that process lets go; the chat keeps asking meanwhile.
 		m.sb.notice(warn, "conversation %s is held by %s: another rein process is writing it, and a session has one writer at a time. "+

@@ -266,6 +266,9 @@ func (m *Model) status(w int) string {
 	if m.model != "" {
 		left = append(left, m.model)
 	}
+	if t := m.tally.total; t.n > 0 && t.priced {
+		left = append(left, money(t.cost))
+	}
 	if m.sandbox != "" {
 		left = append(left, "sandbox "+m.sandbox)
 	}
