@@ -20,7 +20,7 @@ func TestLookupAndCost(t *testing.T) {
 		{"openai", "claude-haiku-4-5", Usage{Input: 1_000_000}, 1, true}, // found under another provider
 		{"sim", "sim-1", Usage{Input: 5000, Output: 500}, 0, true},
 		{"openrouter", "google/gemini-2.5-pro", Usage{Input: 1}, 0, false}, // listed, no price
-		{"openai", "gpt-5-turbo-preview", Usage{Input: 1}, 0, false},      // not a dated gpt-5
+		{"openai", "gpt-5-turbo-preview", Usage{Input: 1}, 0, false},       // not a dated gpt-5
 		{"anthropic", "no-such-model", Usage{Input: 1}, 0, false},
 	} {
 		got, known := Cost(c.provider, c.model, c.u)
