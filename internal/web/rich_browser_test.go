@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -99,3 +100,5 @@ func (r *rig) clipboard() string {
 	r.t.Helper()
 	return r.evalString(`return window.copied || ""`)
 }
+
+func regexpMatch(pattern, s string) bool { return regexp.MustCompile(pattern).MatchString(s) }

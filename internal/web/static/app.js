@@ -11,6 +11,7 @@ import { loadSurvey, setEditable } from "./survey.js";
 import { approvalCard } from "./approvals.js";
 import { summarize } from "./timeline.js";
 import { el, ago } from "./markup.js";
+import { Tally, setCatalog, picker, describe } from "./usage.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -18,6 +19,7 @@ const ui = {
   title: $("title"), renameBtn: $("rename"), renameForm: $("rename-form"), renameInput: $("rename-input"),
   status: $("status"), banner: $("banner"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"), approvals: $("approvals"),
   ctxBtn: $("context-btn"), ctxPanel: $("context-panel"), ctxBody: $("context-body"), ctxClose: $("context-close"), ctxRefresh: $("context-refresh"),
+  modelBtn: $("model-btn"), usage: $("usage"),
   composer: $("composer"), input: $("input"), file: $("file"), atts: $("attachments"), send: $("send"), stop: $("stop"), toast: $("toast"),
 };
 
@@ -44,6 +46,7 @@ const S = {
   composing: false,
   held: [], // given-back text that arrived during an IME composition
   answering: new Set(), // call ids whose approval answer is on its way or taken by the host
+  tally: new Tally(), // the current conversation's model, tokens and cost
 };
 
 const stopCap = () => S.caps.has("conversation-stop.v1");
@@ -261,6 +264,7 @@ function select(id) {
   const v = currentView();
   S.state = v.state || null;
   S.timeline.reset();
+  S.tally.reset();
   showDraft();
   closeNav();
   S.stream = new Stream(id, 0, { onRecord, onLive: (l) => S.timeline.onLive(l), onStatus: streamStatus });
@@ -278,6 +282,8 @@ function refreshSoon() {
 
 function onRecord(ev) {
   S.timeline.record(ev);
+  const spent = S.tally.take(ev);
+  if (spent) S.timeline.put(spent);
   if (ev.state && (!S.state || ev.state.seq >= S.state.seq)) S.state = ev.state;
   const p = ev.payload || {};
   const conv = S.current;
@@ -441,11 +447,32 @@ function render() {
   ui.status.replaceChildren(
     !S.online ? el("span", { class: "offline" }, "host unreachable") : isWorking ? el("span", { class: "working" }, el("span", { class: "spinner", "aria-hidden": "true" }), "working") : "",
   );
+  renderModel();
   renderPending();
   renderApprovals();
   renderList();
   if (!ui.ctxPanel.hidden) setEditable(ui.ctxBody, surveyCtl.editable());
   if (S.timeline) S.timeline.follow();
+}
+
+// renderModel shows the conversation's model (the button opens the picker) and what it has spent.
+function renderModel() {
+  const t = S.tally;
+  ui.modelBtn.hidden = !S.current || !t.model;
+  ui.modelBtn.textContent = t.model || "model";
+  ui.modelBtn.disabled = !S.caps.has("model.v1") || working(S.state);
+  ui.usage.textContent = t.total.n ? describe(t.total) : "";
+  ui.usage.title = t.asOf();
+}
+
+async function pickModel(model) {
+  const conv = S.current;
+  try {
+    await request("POST", `/api/conversations/${encodeURIComponent(conv)}/model`, { op_id: newOp("model"), model });
+    toast(`The next exchange runs on ${model}.`);
+  } catch (err) {
+    toast(`The model could not be switched: ${err.message}`);
+  }
 }
 
 function bubble(text, attachments, state, label, ...actions) {
@@ -735,6 +762,11 @@ async function boot() {
     },
   });
   wire();
+  ui.modelBtn.addEventListener("click", () => picker(S.tally.provider, S.tally.model, pickModel));
+  request("GET", "/api/models").then((res) => {
+    setCatalog(res.body);
+    render();
+  }, () => {});
   try {
     const caps = (await request("GET", "/api/capabilities")).body.capabilities || [];
     S.caps = new Set(caps);
