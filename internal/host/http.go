@@ -86,6 +86,7 @@ func (s *Server) routes() {
 	s.editRoutes()
 	s.approveRoutes()
 	s.modelRoutes()
+	s.shelfRoutes()
 	s.mux.Handle("/api/", s.guard(func(w http.ResponseWriter, r *http.Request) error {
 		return errf(api.NotFound, "no such endpoint: %s %s (docs/api.md lists them)", r.Method, r.URL.Path)
 	}))

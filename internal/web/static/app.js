@@ -12,6 +12,7 @@ import { approvalCard } from "./approvals.js";
 import { summarize } from "./timeline.js";
 import { el, ago } from "./markup.js";
 import { Tally, setCatalog, picker, describe } from "./usage.js";
+import { controls, shown, snippetOf, actions, isEmpty, F } from "./shelf.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -280,8 +281,13 @@ function refreshSoon() {
   listTimer = setTimeout(refreshList, 150);
 }
 
+// prompted are the conversations this page has seen a prompt in (the list's copy of a view may be
+// older than that).
+const prompted = new Set();
+
 function onRecord(ev) {
   S.timeline.record(ev);
+  if (ev.kind === "user_prompt") prompted.add(S.current);
   const spent = S.tally.take(ev);
   if (spent) S.timeline.put(spent);
   if (ev.state && (!S.state || ev.state.seq >= S.state.seq)) S.state = ev.state;
@@ -373,6 +379,14 @@ async function refreshList() {
 }
 
 async function createConversation() {
+  // A conversation never sent anything is reused: clicks leave no empty conversations behind.
+  const empty = S.convs.find((c) => !prompted.has(c.id) && isEmpty(c, outbox.forConv(c.id).length > 0));
+  if (empty) {
+    F.view = "list";
+    select(empty.id);
+    ui.input.focus();
+    return;
+  }
   // The op id is kept until the host answers, so a reload or a second press replays it.
   let op = localStorage.getItem(CREATE_KEY);
   if (!op) {
@@ -548,14 +562,14 @@ function markRetried(id) {
 // focus on the conversation that had it.
 let listKey = "";
 function renderList() {
-  const rows = S.convs.map((c) => ({
+  const rows = shown(S.convs).map((c) => ({
     c,
     busy: !!(c.id === S.current ? working(S.state) : c.state && c.state.working),
     unsent: outbox.forConv(c.id).some((e) => e.status === "queued" || e.status === "retry"),
     current: c.id === S.current,
     when: ago(c.updated),
   }));
-  const key = JSON.stringify(rows.map((r) => [r.c.id, r.c.title, r.c.closed, r.busy, r.unsent, r.current, r.when]));
+  const key = JSON.stringify([F.view, F.query, F.hits && [...F.hits]].concat(rows.map((r) => [r.c.id, r.c.title, r.c.closed, r.c.shelf, r.busy, r.unsent, r.current, r.when])));
   if (key === listKey) return;
   listKey = key;
   const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest(".conv");
@@ -570,9 +584,18 @@ function renderList() {
         el("span", { class: "dot" + (busy ? " on" : ""), role: "img", "aria-label": busy ? "working" : "idle" }),
         el("span", { class: "conv-title" }, c.title || "New conversation"),
         el("span", { class: "conv-meta" }, unsent ? "unsent · " : "", when),
+        snippetOf(c.id) ? el("span", { class: "conv-snippet" }, snippetOf(c.id)) : null,
       ),
+      actions(c, (msg) => {
+        toast(msg);
+        refreshList();
+      }),
     ),
   ));
+  if (!rows.length) {
+    const why = F.hits ? "No conversation holds that." : F.view === "archived" ? "Nothing archived." : F.view === "deleted" ? "Nothing deleted (deleted conversations are kept 7 days)." : "";
+    if (why) ui.list.append(el("li", { class: "muted small conv-none" }, why));
+  }
   if (focusID) {
     const again = [...ui.list.querySelectorAll(".conv")].find((b) => b.dataset.id === focusID);
     if (again) again.focus();
@@ -762,6 +785,10 @@ async function boot() {
     },
   });
   wire();
+  ui.list.closest("nav").before(controls(() => {
+    listKey = "";
+    renderList();
+  }));
   ui.modelBtn.addEventListener("click", () => picker(S.tally.provider, S.tally.model, pickModel));
   request("GET", "/api/models").then((res) => {
     setCatalog(res.body);
