@@ -13,6 +13,7 @@ import { summarize } from "./timeline.js";
 import { el, ago } from "./markup.js";
 import { Tally, setCatalog, picker, describe } from "./usage.js";
 import { controls, shown, snippetOf, actions, isEmpty, F } from "./shelf.js";
+import { installKeys } from "./keys.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -789,6 +790,7 @@ async function boot() {
     listKey = "";
     renderList();
   }));
+  installKeys();
   ui.modelBtn.addEventListener("click", () => picker(S.tally.provider, S.tally.model, pickModel));
   request("GET", "/api/models").then((res) => {
     setCatalog(res.body);
