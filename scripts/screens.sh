@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go test ./internal/web -run 'TestWebScreens' -count=1 -update-screens
-go test ./internal/tui -run 'TestEndToEndMarkdownAndScrollback|TestEndToEndHistoryAndCompletion' -count=1 -update-screens
+go test ./internal/tui -run 'TestEndToEndMarkdownAndScrollback|TestEndToEndHistoryAndCompletion|TestEndToEndModelsAndUsage' -count=1 -update-screens
 git status --short docs/screens

@@ -153,3 +153,28 @@ func TestEndToEndHistoryAndCompletion(t *testing.T) {
 	p.keys("C-c", "C-c")
 	p.waitGone(10 * time.Second)
 }
+
+// TestEndToEndModelsAndUsage: /model lists the provider's known models with the one in use
+// marked, /model <n> switches, and /usage shows the exchange's tokens and cost.
+func TestEndToEndModelsAndUsage(t *testing.T) {
+	needTmux(t)
+	bin := reinBin(t)
+	_, ws, env := e2eSandbox(t)
+	p := startPane(t, ws, env, 100, 30, bin, "chat", "--provider", "sim", "--sim-delay", "1ms")
+	p.wait(10*time.Second, "Send a message", "ready")
+	p.text("hello")
+	p.keys("Enter")
+	p.wait(10*time.Second, "rein simulator", "ready", "$0.000")
+	p.text("/model")
+	p.keys("Enter")
+	p.wait(5*time.Second, "● 1  sim-1", "2  sim-2", "/model <n> or /model <name>")
+	p.text("/model 2")
+	p.keys("Enter")
+	p.wait(10*time.Second, "sim-2")
+	p.text("/usage")
+	p.keys("Enter")
+	scr := p.wait(5*time.Second, "Usage", "1  hello", " in · ", " out · $0.000", "prices as of ")
+	saveScreen(t, "chat-model-usage.txt", scr)
+	p.keys("C-c", "C-c")
+	p.waitGone(10 * time.Second)
+}

@@ -108,7 +108,11 @@ func (m *Model) usageLines() []string {
 		}
 		out = append(out, fmt.Sprintf("  %3d  %s", i+1, truncate(p, 60)), "       "+x.summary())
 	}
-	out = append(out, fmt.Sprintf("  all  %d requests", t.total.n), "       "+t.total.summary())
+	reqs := fmt.Sprintf("%d requests", t.total.n)
+	if t.total.n == 1 {
+		reqs = "1 request"
+	}
+	out = append(out, "  all  "+reqs, "       "+t.total.summary())
 	if t.total.priced {
 		out = append(out, sty.dim.Render("  prices as of "+catalog.PricesAsOf+" (internal/catalog)"))
 	} else {
