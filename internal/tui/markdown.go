@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"regexp"
 	"strings"
+	"sync"
 
 	"charm.land/glamour/v2"
 	"charm.land/lipgloss/v2"
@@ -34,8 +35,12 @@ func markdown(src string, width int) []string {
 var theme []byte
 
 // renderers keeps one glamour renderer per width: building one parses the theme and sets up
-// goldmark, which costs more than rendering a block.
-var renderers = map[int]*glamour.TermRenderer{}
+// goldmark, which costs more than rendering a block. A renderer holds state while it renders, so
+// rendering holds rendering (two chats in one process, as tests make, take turns).
+var (
+	rendering sync.Mutex
+	renderers = map[int]*glamour.TermRenderer{}
+)
 
 func renderer(width int) *glamour.TermRenderer {
 	if r, ok := renderers[width]; ok {
@@ -64,7 +69,9 @@ func renderBlock(src string, width int) []string {
 	if strings.TrimSpace(src) == "" {
 		return nil
 	}
+	rendering.Lock()
 	out, err := renderer(width).Render(strings.ReplaceAll(src, "\t", "    "))
+	rendering.Unlock()
 	if err != nil {
 		// glamour fails only on a writer error; show the text as typed rather than nothing
 		out = src
