@@ -16,12 +16,14 @@ import (
 
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tui"
 	"github.com/spf13/cobra"
 )
 
-// pickSession is --resume given without an id: open the session picker.
-const pickSession = "\x00pick"
+// pickSession is --resume given without an id: open the session picker. It is what --help shows
+// as the flag's optional value, so it is printable; no session id is a bare word.
+const pickSession = "pick"
 
 func newChatCmd() *cobra.Command {
 	var f runFlags
@@ -58,7 +60,7 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
 	f.register(cmd)
 	cmd.Flags().StringVar(&connect, "connect", "", "talk to a running rein serve at this URL instead of an in-process host")
 	cmd.Flags().StringVar(&token, "token", "", "the bearer token of --connect (default: the URL's #token=, or $REIN_TOKEN)")
-	cmd.Flags().StringVar(&resume, "resume", "", "open this conversation (an id or a unique prefix); alone, pick one")
+	cmd.Flags().StringVar(&resume, "resume", "", "open this conversation (an `id` or a unique prefix); alone, pick one")
 	cmd.Flags().Lookup("resume").NoOptDefVal = pickSession
 	return cmd
 }
@@ -66,9 +68,18 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
 func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	opt := tui.Options{Resume: resume}
+	opt := tui.Options{Resume: resume, Out: cmd.OutOrStdout()}
 	if resume == pickSession {
-		opt = tui.Options{Pick: true}
+		opt.Resume, opt.Pick = "", true
+	}
+	// The prompt history is the workspace's, kept under rein's state directory.
+	if ws, err := workspace(f.cwd); err == nil {
+		if root, err := stateRoot(); err == nil {
+			opt.HistoryFile = tui.HistoryPath(root, session.Slug(ws))
+		}
+		if connect == "" {
+			opt.Workspace = ws
+		}
 	}
 	base := connect
 	if connect == "" {

@@ -119,6 +119,15 @@ func TestHelp(t *testing.T) {
 		if res.code != 0 || !strings.Contains(res.stdout, "Usage:") {
 			t.Errorf("rein %s --help:\n%s", strings.Join(p, " "), res)
 		}
+		// Help is text a person reads: printable, each flag on its own line.
+		for i, line := range strings.Split(res.stdout, "\n") {
+			if strings.IndexFunc(line, func(r rune) bool { return r < ' ' && r != '\t' }) >= 0 {
+				t.Errorf("rein %s --help: line %d holds a control character: %q", strings.Join(p, " "), i+1, line)
+			}
+		}
+	}
+	if res := sb.rein(t, "chat", "--help"); !strings.Contains(res.stdout, `--resume id[="pick"]`) {
+		t.Errorf("rein chat --help does not show --resume as taking an optional id:\n%s", res.stdout)
 	}
 	for _, args := range [][]string{{"help"}, {"--version"}} {
 		if res := sb.rein(t, args...); res.code != 0 {

@@ -87,6 +87,10 @@ type View struct {
 	// record, when one does: its state is what the record said when the host last read it, and
 	// what needs the session is refused with the code Held until that process lets go.
 	Held *Holder `json:"held,omitempty"`
+	// Shelf is where a person put the conversation: "archived", "deleted", or "" (the list).
+	// PurgeAt is when a deleted one's files go for good (RFC 3339); until then it can be restored.
+	Shelf   string `json:"shelf,omitempty"`
+	PurgeAt string `json:"purge_at,omitempty"`
 }
 
 // Holder is the process that holds a conversation's record, as it said when it took the lock.

@@ -122,6 +122,7 @@ type Host struct {
 	cfg    Config
 	dir    string
 	ix     *index
+	shelf  *shelf     // archived and deleted conversations (shelf.go)
 	mu     sync.Mutex // guards convs and ops
 	convs  map[string]*Conv
 	ops    map[string]*Conv // by the operation that created them: a retried create is found without a query
@@ -177,6 +178,14 @@ func Open(cfg Config) (*Host, error) {
 	}
 	h.ix = ix
 	h.ctx, h.stop = context.WithCancel(context.Background())
+	if h.shelf, err = openShelf(h.dir, cfg.Now()); err != nil {
+		ix.close()
+		return nil, err
+	}
+	if err := h.purgeDeleted(); err != nil {
+		ix.close()
+		return nil, err
+	}
 	if err := h.load(); err != nil {
 		ix.close()
 		return nil, err
@@ -528,6 +537,7 @@ func (h *Host) List() ([]api.View, error) {
 	out := make([]api.View, len(vs))
 	for i, v := range vs {
 		out[i] = v.View
+		h.placeView(&out[i])
 	}
 	return out, nil
 }

@@ -85,6 +85,8 @@ func (s *Server) routes() {
 	handle("GET /api/conversations/{id}/transcript", s.transcript)
 	s.editRoutes()
 	s.approveRoutes()
+	s.modelRoutes()
+	s.shelfRoutes()
 	s.mux.Handle("/api/", s.guard(func(w http.ResponseWriter, r *http.Request) error {
 		return errf(api.NotFound, "no such endpoint: %s %s (docs/api.md lists them)", r.Method, r.URL.Path)
 	}))

@@ -73,6 +73,8 @@ func (f *fakeHost) Stop(ctx context.Context, id, op string) (api.StopResult, err
 }
 func (f *fakeHost) Transcript(ctx context.Context, id string) (api.Transcript, error) {
 	f.log("transcript %s", id)
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	return api.Transcript{Survey: f.survey}, nil
 }
 func (f *fakeHost) Events(ctx context.Context, id string, after int64) (<-chan api.Event, error) {
@@ -275,6 +277,8 @@ func keyMsg(k string) tea.KeyPressMsg {
 		return tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
 	case "ctrl+o":
 		return tea.KeyPressMsg{Code: 'o', Mod: tea.ModCtrl}
+	case "ctrl+r":
+		return tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl}
 	case "ctrl+l":
 		return tea.KeyPressMsg{Code: 'l', Mod: tea.ModCtrl}
 	case "tab":

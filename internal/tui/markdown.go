@@ -1,105 +1,126 @@
 package tui
 
 import (
+	_ "embed"
 	"regexp"
 	"strings"
+	"sync"
 
+	"charm.land/glamour/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
-// markdown renders the light markdown models write — paragraphs, headings, lists, quotes, fenced
-// code, **bold**, *emphasis*, `code` and links — as styled lines at most width cells wide. It is
-// hand-written rather than glamour: glamour re-parses and re-styles the whole document on every
-// streamed delta and pulls in a CSS-like style engine and a syntax highlighter, where the chat
-// needs a few line rules that are cheap enough to run at every keystroke of a stream.
+// markdown renders a reply's markdown — headings, lists, tables, quotes, links and code fenced
+// with a language, highlighted — as styled lines at most width cells wide. The parsing and
+// layout are glamour's (goldmark underneath, chroma for code); what is rein's is the theme and
+// the cut into blocks.
+//
+// A reply is cut into blocks at blank lines outside code fences and each block is rendered on its
+// own, so the blocks a stream has finished are rendered once (see settled) and the reply drawn
+// live is, line for line, the reply drawn from the record. The price is that a construct spanning
+// a blank line (a loose list, a reference link defined in a later block) renders block by block.
 func markdown(src string, width int) []string {
+	var d settled
+	d.advance(src, width)
+	return joinBlocks(d.lines, renderBlock(src[d.end:], width))
+}
+
+// theme is the chat's glamour style. Its colours are the terminal's own sixteen (and chroma's
+// sixteen-colour formatter for code), so a reply reads on light and dark backgrounds alike.
+//
+// theme.json is glamour's StyleConfig in its JSON form.
+//
+//go:embed theme.json
+var theme []byte
+
+// renderers keeps one glamour renderer per width: building one parses the theme and sets up
+// goldmark, which costs more than rendering a block. A renderer holds state while it renders, so
+// rendering holds rendering (two chats in one process, as tests make, take turns).
+var (
+	rendering sync.Mutex
+	renderers = map[int]*glamour.TermRenderer{}
+)
+
+func renderer(width int) *glamour.TermRenderer {
+	if r, ok := renderers[width]; ok {
+		return r
+	}
+	if len(renderers) > 16 {
+		clear(renderers)
+	}
+	r, err := glamour.NewTermRenderer(
+		glamour.WithStylesFromJSONBytes(theme),
+		glamour.WithWordWrap(width),
+		glamour.WithChromaFormatter("terminal16"),
+	)
+	if err != nil {
+		panic(err) // the theme is embedded: a bad one is a build error a test catches
+	}
+	renderers[width] = r
+	return r
+}
+
+// renderBlock renders one block of markdown, without the blank lines around it.
+func renderBlock(src string, width int) []string {
 	if width < 8 {
 		width = 8
 	}
-	var out []string
-	fence := ""
-	for _, line := range strings.Split(strings.ReplaceAll(src, "\t", "    "), "\n") {
-		trimmed := strings.TrimSpace(line)
-		if fence != "" {
-			if strings.HasPrefix(trimmed, fence) {
-				fence = ""
-				continue
-			}
-			out = append(out, codeLines(line, width)...)
-			continue
-		}
-		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
-			fence = trimmed[:3]
-			if lang := strings.TrimSpace(trimmed[3:]); lang != "" {
-				out = append(out, sty.dim.Render("  "+lang))
-			}
-			continue
-		}
-		switch {
-		case trimmed == "":
-			out = append(out, "")
-		case isRule(trimmed):
-			out = append(out, sty.dim.Render(strings.Repeat("─", min(width, 40))))
-		case strings.HasPrefix(trimmed, "#"):
-			h := strings.TrimSpace(strings.TrimLeft(trimmed, "#"))
-			out = append(out, wrap(sty.heading.Render(inline(h)), width, "", "")...)
-		case strings.HasPrefix(trimmed, ">"):
-			q := strings.TrimSpace(strings.TrimPrefix(trimmed, ">"))
-			bar := sty.dim.Render("│ ")
-			out = append(out, wrap(sty.quote.Render(inline(q)), width, bar, bar)...)
-		case strings.HasPrefix(trimmed, "|"):
-			out = append(out, ansi.Truncate(inline(line), width, "…"))
-		default:
-			if indent, marker, rest, ok := listItem(line); ok {
-				lead := strings.Repeat(" ", indent) + marker + " "
-				out = append(out, wrap(inline(rest), width, lead, strings.Repeat(" ", ansi.StringWidth(lead)))...)
-				continue
-			}
-			out = append(out, wrap(inline(line), width, "", "")...)
+	if strings.TrimSpace(src) == "" {
+		return nil
+	}
+	rendering.Lock()
+	out, err := renderer(width).Render(strings.ReplaceAll(src, "\t", "    "))
+	rendering.Unlock()
+	if err != nil {
+		// glamour fails only on a writer error; show the text as typed rather than nothing
+		out = src
+	}
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		lines[i] = trimRight(l)
+	}
+	for len(lines) > 0 && lines[0] == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		if ansi.StringWidth(l) > width {
+			lines[i] = ansi.Truncate(l, width, "…")
 		}
 	}
-	return out
+	return lines
 }
 
-func isRule(s string) bool {
-	if len(s) < 3 {
-		return false
+// trailing matches the padding glamour adds to fill a line: spaces and the style codes around them.
+var trailing = regexp.MustCompile(`(?:[ \t]|\x1b\[[0-9;:]*m)+$`)
+
+// trimRight drops a line's padding, closing any style the padding held.
+func trimRight(l string) string {
+	m := trailing.FindStringIndex(l)
+	if m == nil {
+		return l
 	}
-	for _, c := range []string{"-", "*", "_"} {
-		if strings.Trim(s, c+" ") == "" && strings.Count(s, c) >= 3 {
-			return true
-		}
+	cut := l[m[0]:]
+	l = l[:m[0]]
+	if strings.Contains(cut, "\x1b[") && strings.Contains(l, "\x1b[") {
+		l += "\x1b[m"
 	}
-	return false
+	return l
 }
 
-var orderedItem = regexp.MustCompile(`^(\d{1,3}[.)])\s+(.*)$`)
-
-// listItem recognises "- x", "* x", "+ x" and "1. x", with their indent.
-func listItem(line string) (indent int, marker, rest string, ok bool) {
-	t := strings.TrimLeft(line, " ")
-	indent = len(line) - len(t)
-	if len(t) >= 2 && (t[0] == '-' || t[0] == '*' || t[0] == '+') && t[1] == ' ' {
-		return indent, "•", strings.TrimSpace(t[2:]), true
+// joinBlocks puts b after a with one blank line between them.
+func joinBlocks(a, b []string) []string {
+	if len(b) == 0 {
+		return a
 	}
-	if m := orderedItem.FindStringSubmatch(t); m != nil {
-		return indent, m[1], m[2], true
+	out := a[:len(a):len(a)]
+	if len(out) > 0 {
+		out = append(out, "")
 	}
-	return 0, "", "", false
-}
-
-func codeLines(line string, width int) []string {
-	bar := sty.dim.Render("│ ")
-	w := width - 2
-	if ansi.StringWidth(line) <= w {
-		return []string{bar + sty.code.Render(line)}
-	}
-	var out []string
-	for _, l := range strings.Split(ansi.Hardwrap(line, w, true), "\n") {
-		out = append(out, bar+sty.code.Render(l))
-	}
-	return out
+	return append(out, b...)
 }
 
 // wrap word-wraps s to width, the first line after first and the others after rest.
@@ -123,55 +144,6 @@ func wrap(s string, width int, first, rest string) []string {
 	}
 	return lines
 }
-
-// inline styles `code`, **bold**, *emphasis* and [links](url) in one line.
-func inline(s string) string {
-	if !strings.ContainsAny(s, "`*[") {
-		return s
-	}
-	var b strings.Builder
-	for len(s) > 0 {
-		i := strings.IndexAny(s, "`*[")
-		if i < 0 {
-			b.WriteString(s)
-			break
-		}
-		b.WriteString(s[:i])
-		s = s[i:]
-		switch {
-		case s[0] == '`':
-			if j := strings.IndexByte(s[1:], '`'); j > 0 {
-				b.WriteString(sty.code.Render(s[1 : 1+j]))
-				s = s[j+2:]
-				continue
-			}
-		case strings.HasPrefix(s, "**"):
-			if j := strings.Index(s[2:], "**"); j > 0 {
-				b.WriteString(sty.bold.Render(s[2 : 2+j]))
-				s = s[j+4:]
-				continue
-			}
-		case s[0] == '*' && len(s) > 1 && s[1] != ' ':
-			if j := strings.IndexByte(s[1:], '*'); j > 0 && s[j] != ' ' {
-				b.WriteString(sty.em.Render(s[1 : 1+j]))
-				s = s[j+2:]
-				continue
-			}
-		case s[0] == '[':
-			if m := link.FindStringSubmatch(s); m != nil {
-				b.WriteString(sty.link.Render(m[1]))
-				b.WriteString(sty.dim.Render(" (" + m[2] + ")"))
-				s = s[len(m[0]):]
-				continue
-			}
-		}
-		b.WriteByte(s[0])
-		s = s[1:]
-	}
-	return b.String()
-}
-
-var link = regexp.MustCompile(`^\[([^\]]+)\]\(([^)\s]+)\)`)
 
 // styles are the chat's few text styles. They use the terminal's own sixteen colours and
 // attributes, so the chat reads on light and dark backgrounds alike.

@@ -11,27 +11,51 @@ import (
 func plainLines(ls []string) string { return ansi.Strip(strings.Join(ls, "\n")) }
 
 func TestMarkdownLines(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"plain", "plain"},
-		{"# Title", "Title"},
-		{"- a\n* b\n+ c", "• a\n• b\n• c"},
-		{"1. one\n2) two", "1. one\n2) two"},
-		{"> quoted", "│ quoted"},
-		{"```go\nx := 1\n```", "  go\n│ x := 1"},
-		{"**bold** and *em* and `code`", "bold and em and code"},
-		{"see [docs](https://x.y)", "see docs (https://x.y)"},
-		{"a * b * c", "a * b * c"},
-		{"---", strings.Repeat("─", 40)},
-		{"a very long line of words that must wrap", "a very long line of\nwords that must wrap"},
-		{"- a list item that is long enough to wrap", "• a list item that is\n  long enough to wrap"},
+	for _, c := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"plain", 80, "plain"},
+		{"# Title", 80, "Title"},
+		{"- a\n- b\n- c", 80, "• a\n• b\n• c"},
+		{"1. one\n2. two", 80, "1. one\n2. two"},
+		{"- a\n  - nested", 80, "• a\n  • nested"},
+		{"> quoted", 80, "│ quoted"},
+		{"```go\nx := 1\n```", 80, "  x := 1"},
+		{"**bold** and *em* and `code`", 80, "bold and em and code"},
+		{"see [docs](https://x.y)", 80, "see docs https://x.y"},
+		{"a * b * c", 80, "a * b * c"},
+		{"| a | b |\n|---|---|\n| 1 | two |", 20, " a        │ b\n──────────┼─────────\n 1        │ two"},
+		{"a very long line of words that must wrap", 22, "a very long line of\nwords that must wrap"},
+		{"one\n\n\n\ntwo", 80, "one\n\ntwo"},
 	} {
-		width := 80
-		if strings.Contains(c.in, "long") {
-			width = 22
-		}
-		if got := plainLines(markdown(c.in, width)); got != c.want {
+		if got := plainLines(markdown(c.in, c.width)); got != c.want {
 			t.Errorf("markdown(%q) =\n%s\nwant\n%s", c.in, got, c.want)
 		}
+		for _, l := range markdown(c.in, c.width) {
+			if w := ansi.StringWidth(l); w > c.width {
+				t.Errorf("markdown(%q): line %q is %d cells, wider than %d", c.in, l, w, c.width)
+			}
+		}
+	}
+}
+
+// TestCodeIsHighlighted: a fenced block with a language is coloured by token, in the terminal's
+// own sixteen colours (so it reads on light and dark backgrounds), and an unknown language still
+// shows its code.
+func TestCodeIsHighlighted(t *testing.T) {
+	got := strings.Join(markdown("```go\nfunc main() { return 1 }\n```", 60), "\n")
+	for _, want := range []string{"\x1b[34mfunc", "\x1b[36mmain", "\x1b[35m1"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("highlighted Go lacks %q:\n%q", want, got)
+		}
+	}
+	if strings.Contains(got, "38;5;") || strings.Contains(got, "38;2;") {
+		t.Errorf("code uses colours outside the terminal's sixteen: %q", got)
+	}
+	if got := plainLines(markdown("```nosuchlang\nsome text\n```", 60)); got != "  some text" {
+		t.Errorf("unknown language: %q", got)
 	}
 }
 

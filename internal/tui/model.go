@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -31,6 +32,12 @@ type Options struct {
 	Now   func() time.Time
 	// Context bounds every call to the host (default: context.Background()).
 	Context context.Context
+	// Out receives the conversation as drawn when the chat ends (nil: nothing is printed).
+	Out io.Writer
+	// HistoryFile keeps the prompts sent, for Up, Down and Ctrl+R across runs ("": this run's
+	// only). Workspace is the directory @-mentions complete in ("": no @-completion).
+	HistoryFile string
+	Workspace   string
 }
 
 // Model is the chat's Bubble Tea model. Everything it shows is a projection of what the host
@@ -61,6 +68,10 @@ type Model struct {
 	history  []string
 	hist     int    // index into history while browsing; len(history) when not
 	draft    string // what was typed before browsing history
+	search   *search
+	files    []string // the workspace's files, for @-mentions; nil until listed
+
+	completeAfterList bool // a Tab is waiting for the file list
 
 	width, height int
 	scroll        int // lines scrolled up from the bottom; 0 follows the stream
@@ -68,8 +79,8 @@ type Model struct {
 	provider, model string
 	sandbox         string // the OS sandbox the session's commands run under, as recorded
 	window          int64
-	used            int64 // context used, in tokens
-	usedExact       bool  // from the provider's usage (else estimated from bytes)
+	meter           meter // context used, in tokens
+	tally           tally // tokens and cost, per exchange and in all
 	needSurvey      bool
 
 	retryAt      time.Time
@@ -115,6 +126,13 @@ func New(h Host, opt Options) *Model {
 	m.appr, _ = h.(Approvals)
 	m.sb.reset()
 	m.composer = newComposer()
+	if opt.HistoryFile != "" {
+		h, err := loadHistory(opt.HistoryFile)
+		if err != nil {
+			m.sb.notice(warn, "%v", err)
+		}
+		m.history, m.hist = h, len(h)
+	}
 	m.width, m.height = 80, 24
 	m.layout()
 	return m
@@ -194,6 +212,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	case eventsMsg:
 		return m, m.events(msg)
+	case filesMsg:
+		return m, m.filesListed(msg)
 	case opDone:
 		m.busy = false
 		cmd := m.result(msg.msg)
@@ -213,6 +233,10 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	m.flash = ""
 	if m.picker != nil {
 		return m.pickerKey(s)
+	}
+	if m.search != nil {
+		m.searchKey(s, k.Text)
+		return nil
 	}
 	// A tool call waiting for the person's approval is answered in its panel, which takes the
 	// keys only from Tab; what is typed into the composer never answers it (approval.go).
@@ -275,6 +299,16 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+o":
 		m.expand = !m.expand
 		return nil
+	case "ctrl+r":
+		if len(m.history) > 0 {
+			m.search = &search{at: -1, draft: m.composer.Value()}
+		}
+		return nil
+	case "tab":
+		if strings.TrimSpace(m.composer.Value()) != "" {
+			return m.complete()
+		}
+		return nil
 	case "ctrl+l":
 		m.scroll = 0
 		return nil
@@ -319,6 +353,14 @@ func (m *Model) historyMove(d int) {
 func (m *Model) remember(text string) {
 	if n := len(m.history); n == 0 || m.history[n-1] != text {
 		m.history = append(m.history, text)
+		if m.opt.HistoryFile != "" {
+			if err := appendHistory(m.opt.HistoryFile, text, m.history); err != nil {
+				m.sb.notice(warn, "%v", err)
+			}
+		}
+		if len(m.history) > 2*historyKept {
+			m.history = append([]string(nil), m.history[len(m.history)-historyKept:]...)
+		}
 	}
 	m.hist = len(m.history)
 	m.draft = ""
@@ -480,6 +522,7 @@ func (m *Model) apply(ev *api.Event) {
 	}
 	p := decodePayload(ev.Kind, ev.Payload)
 	m.meta(p, ev.Seq <= m.base)
+	m.tally.take(p, m.provider, m.model)
 	m.sb.record(p)
 }
 
@@ -509,14 +552,17 @@ func (m *Model) meta(p any, replayed bool) {
 			m.model = b.Model
 		}
 		if u := b.Usage; u.Input+u.CacheRead+u.CacheWrite > 0 {
-			m.used, m.usedExact = u.Input+u.CacheRead+u.CacheWrite+u.Output, true
+			m.meter.usage(u.Input + u.CacheRead + u.CacheWrite + u.Output)
+			m.needSurvey = true // to learn what the usage counts beyond the messages
 		}
 		m.retryAt = time.Time{}
 	case *record.UsageReported:
 		if u := b.Usage; u.Input+u.CacheRead+u.CacheWrite > 0 {
-			m.used, m.usedExact = u.Input+u.CacheRead+u.CacheWrite+u.Output, true
+			m.meter.usage(u.Input + u.CacheRead + u.CacheWrite + u.Output)
+			m.needSurvey = true // to learn what the usage counts beyond the messages
 		}
 	case *record.Evicted, *record.Rewound, *record.Cleared, *record.Inherited:
+		m.meter.changed()
 		m.needSurvey = true // the usage no longer measures the context
 	case *record.RetryScheduled:
 		if replayed {

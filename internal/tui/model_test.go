@@ -478,7 +478,7 @@ func slashCmd(d *driver, line string) {
 func TestSlashHelp(t *testing.T) {
 	d := newDriver(t, newFake(), Options{})
 	slashCmd(d, "/help")
-	d.waitScreen("/evict <from> <to> <note>")
+	d.waitScreen("/usage")
 	if d.m.composer.Value() != "" {
 		t.Fatal("the command stays in the composer")
 	}
@@ -508,7 +508,7 @@ func TestSlashEvictRewindClear(t *testing.T) {
 	d, _ := withConversation(t, f)
 	slashCmd(d, "/evict 1 2 the listing; two files")
 	d.waitCall(`evict c-new op-3 1 2 "the listing; two files"`)
-	d.until("the estimate", func() bool { return d.m.used == 100 && !d.m.usedExact })
+	d.until("the estimate", func() bool { return d.m.meter.used == 100+d.m.meter.overhead && !d.m.meter.exact })
 	slashCmd(d, "/rewind 3")
 	d.waitCall("rewind c-new op-4 3")
 	slashCmd(d, "/clear")

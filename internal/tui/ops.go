@@ -258,7 +258,9 @@ func (m *Model) open(v api.View) tea.Cmd {
 	m.dropQueued()
 	m.conv, m.title, m.state, m.seq, m.base = v.ID, v.Title, v.State, 0, v.State.Seq
 	m.sb.reset()
-	m.used, m.usedExact, m.retryAt, m.scroll, m.outbox = 0, false, time.Time{}, 0, nil
+	m.retryAt, m.scroll, m.outbox = time.Time{}, 0, nil
+	m.meter.reset()
+	m.tally.reset()
 	if v.Held != nil {
 		// Its stream is refused until that process lets go; the chat keeps asking meanwhile.
 		m.sb.notice(warn, "conversation %s is held by %s: another rein process is writing it, and a session has one writer at a time. "+
@@ -364,8 +366,7 @@ func (m *Model) answered(msg tea.Msg) tea.Cmd {
 			m.sb.notice(bad, "%s refused: %v", msg.what, say(msg.err))
 			return nil
 		}
-		m.usedExact = false
-		m.used = (msg.survey.Bytes + msg.survey.SystemBytes) / 4
+		m.meter.edited((msg.survey.Bytes + msg.survey.SystemBytes) / 4)
 	case forkedMsg:
 		if msg.err != nil {
 			m.sb.notice(bad, "fork refused: %v", say(msg.err))
@@ -396,9 +397,7 @@ func (m *Model) answered(msg tea.Msg) tea.Cmd {
 			}
 			return nil
 		}
-		if !m.usedExact {
-			m.used = (msg.t.Survey.Bytes + msg.t.Survey.SystemBytes) / 4
-		}
+		m.meter.survey((msg.t.Survey.Bytes + msg.t.Survey.SystemBytes) / 4)
 		if msg.show {
 			m.sb.block(surveyLines(msg.t.Survey, m.window)...)
 		}

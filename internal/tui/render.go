@@ -265,7 +265,7 @@ func (l *live) lines(width int) []string {
 	if l.text.Len() > 0 {
 		text := l.text.String()
 		l.done.advance(text, width-2)
-		md := append(l.done.lines[:len(l.done.lines):len(l.done.lines)], markdown(strings.TrimRight(text[l.done.end:], "\n"), width-2)...)
+		md := joinBlocks(l.done.lines, renderBlock(strings.TrimRight(text[l.done.end:], "\n"), width-2))
 		out = append(out, bulleted(md, true)...)
 	}
 	for _, c := range l.calls {

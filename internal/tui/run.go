@@ -25,6 +25,9 @@ func Run(ctx context.Context, h Host, opt Options, progOpts ...tea.ProgramOption
 	if m.cancel != nil {
 		m.cancel()
 	}
+	// The chat drew on the alternate screen, which the terminal drops on exit: print the
+	// conversation to the normal screen so it stays in the scrollback.
+	m.leave(opt.Out)
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil
 	}

@@ -81,22 +81,22 @@ type live struct {
 }
 
 // settled is the streamed text's settled part: whole markdown blocks, each ended by a blank line
-// outside a code fence, rendered once. Only the block being written re-renders as text arrives,
-// so a delta costs the same at the end of a long reply as at its start.
+// outside a code fence, each rendered once. Only the block being written re-renders as text
+// arrives, so a delta costs the same at the end of a long reply as at its start.
 type settled struct {
 	end   int  // text[:end] is rendered into lines (the newline at end is the seam)
 	scan  int  // text[:scan] is scanned for block ends
 	fence bool // the scan is inside a code fence
 	width int
-	lines []string // the markdown of text[:end] at width
+	lines []string // the blocks of text[:end] at width, joined
 }
 
-// advance renders the blocks of text that have ended since the last call.
+// advance renders, one by one, the blocks of text that have ended since the last call. Each block
+// is cut where the whole text would cut it, so advancing in steps draws what advancing at once does.
 func (d *settled) advance(text string, width int) {
 	if width != d.width || len(text) < d.scan {
 		*d = settled{width: width}
 	}
-	boundary := -1
 	for {
 		i := strings.IndexByte(text[d.scan:], '\n')
 		if i < 0 {
@@ -106,13 +106,11 @@ func (d *settled) advance(text string, width int) {
 		if strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~") {
 			d.fence = !d.fence
 		} else if line == "" && !d.fence && d.scan > d.end {
-			boundary = d.scan + i
+			boundary := d.scan + i
+			d.lines = joinBlocks(d.lines, renderBlock(text[d.end:boundary], width))
+			d.end = boundary + 1
 		}
 		d.scan += i + 1
-	}
-	if boundary > d.end {
-		d.lines = append(d.lines, markdown(text[d.end:boundary], width)...)
-		d.end = boundary + 1
 	}
 }
 

@@ -18,7 +18,8 @@ var commands = []struct{ name, args, help string }{
 	{"rewind", "<turn>", "withdraw every turn from <turn> on"},
 	{"clear", "", "withdraw every turn (they stay readable in the transcript)"},
 	{"fork", "[<turn>]", "continue in a new conversation that inherits this context"},
-	{"model", "[<name>]", "show the model, or switch this conversation to another"},
+	{"model", "[<n>|<name>]", "the model and the provider's known models, or switch to one"},
+	{"usage", "", "tokens in and out, cache, and cost, per exchange and in all"},
 	{"sessions", "", "list the conversations"},
 	{"resume", "[<id>]", "open a conversation (no id: pick one)"},
 	{"new", "", "start a new conversation"},
@@ -41,7 +42,8 @@ func helpLines() []string {
 		{"Alt+Enter", "send queued: delivered after the running exchange"},
 		{"Ctrl+J, Shift+Enter", "new line"},
 		{"Esc, Ctrl+C", "Stop: the exchange ends, waiting messages come back here"},
-		{"Tab", "answer a call waiting for approval (←→, Enter)"},
+		{"Tab", "answer a call waiting for approval (←→, Enter); else complete /commands and @files"},
+		{"Ctrl+R", "search earlier messages (kept per workspace)"},
 		{"Ctrl+C twice", "quit, when nothing runs"},
 		{"Up, Down", "earlier messages, at the composer's first or last line"},
 		{"PgUp, PgDn", "scroll; Esc or Ctrl+L back to the bottom"},
@@ -85,6 +87,8 @@ func (m *Model) slash(line string) tea.Cmd {
 		return m.fork(args)
 	case "model":
 		return m.setModel(args)
+	case "usage":
+		m.sb.block(m.usageLines()...)
 	case "sessions":
 		return m.fetchList(listForSessions)
 	case "resume":
@@ -141,13 +145,13 @@ func (m *Model) fork(args []string) tea.Cmd {
 
 func (m *Model) setModel(args []string) tea.Cmd {
 	if len(args) == 0 {
-		m.sb.notice(plain, "model: %s %s · context window %s tokens", m.provider, m.model, compact(m.window))
+		m.sb.block(m.modelLines()...)
 		return nil
 	}
 	if !m.can("model", api.CapModel) {
 		return nil
 	}
-	e, opID, model := m.edit, m.opt.NewOp(), args[0]
+	e, opID, model := m.edit, m.opt.NewOp(), m.modelArg(args[0])
 	return m.enqueue(op{kind: opModel, run: func(ctx context.Context, conv string) tea.Msg {
 		v, err := e.SetModel(ctx, conv, opID, model)
 		return modelSetMsg{v, err}
@@ -163,7 +167,9 @@ func (m *Model) fresh() {
 	m.gen++
 	m.conv, m.title, m.state, m.seq, m.base = "", "", api.State{}, 0, 0
 	m.sb.reset()
-	m.used, m.usedExact, m.outbox = 0, false, nil
+	m.outbox = nil
+	m.meter.reset()
+	m.tally.reset()
 	m.sb.notice(dim, "a new conversation starts with your next message")
 }
 

@@ -257,20 +257,25 @@ func (m *Model) status(w int) string {
 		}
 	}
 	if m.window > 0 {
-		ctx := fmt.Sprintf("%s/%s ctx", compact(m.used), compact(m.window))
-		if m.used > 0 && !m.usedExact {
+		ctx := fmt.Sprintf("%s/%s ctx", compact(m.meter.used), compact(m.window))
+		if m.meter.used > 0 && !m.meter.exact {
 			ctx = "~" + ctx
 		}
-		left = append(left, ctx+fmt.Sprintf(" (%d%%)", m.used*100/m.window))
+		left = append(left, ctx+fmt.Sprintf(" (%d%%)", m.meter.used*100/m.window))
 	}
 	if m.model != "" {
 		left = append(left, m.model)
+	}
+	if t := m.tally.total; t.n > 0 && t.priced {
+		left = append(left, money(t.cost))
 	}
 	if m.sandbox != "" {
 		left = append(left, "sandbox "+m.sandbox)
 	}
 	right := "/help"
 	switch {
+	case m.search != nil:
+		right = m.searchLine()
 	case m.flash != "":
 		right = m.flash
 	case asking && m.panelFocused():

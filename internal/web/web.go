@@ -1,6 +1,6 @@
 // Package web is rein's web chat (DESIGN §12.6): static files embedded in the binary and served by
 // the host at /. It needs no build step and loads nothing from elsewhere: plain HTML, CSS and
-// JavaScript modules that talk to the host API (docs/api.md).
+// JavaScript modules that talk to the host API (docs/api.md), and three vendored libraries.
 //
 // The modules, in static/:
 //
@@ -16,6 +16,9 @@
 //     grants) and Deny
 //   - live.js: a running call's output as it comes, in its card, until its result replaces it
 //   - diffs.js: file changes as coloured unified diffs, folded when long (live.css styles these)
+//   - rich.js, rich.css: a reply's markdown (tables, lists, links opened safely, highlighted code)
+//     and the copy buttons, by the vendored marked, DOMPurify and highlight.js (vendor/README.md
+//     says which versions, their licences, and why they render in the page)
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //

@@ -11,6 +11,9 @@ import { loadSurvey, setEditable } from "./survey.js";
 import { approvalCard } from "./approvals.js";
 import { summarize } from "./timeline.js";
 import { el, ago } from "./markup.js";
+import { Tally, setCatalog, picker, describe } from "./usage.js";
+import { controls, shown, snippetOf, actions, isEmpty, F } from "./shelf.js";
+import { installKeys } from "./keys.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -18,6 +21,7 @@ const ui = {
   title: $("title"), renameBtn: $("rename"), renameForm: $("rename-form"), renameInput: $("rename-input"),
   status: $("status"), banner: $("banner"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"), approvals: $("approvals"),
   ctxBtn: $("context-btn"), ctxPanel: $("context-panel"), ctxBody: $("context-body"), ctxClose: $("context-close"), ctxRefresh: $("context-refresh"),
+  modelBtn: $("model-btn"), usage: $("usage"),
   composer: $("composer"), input: $("input"), file: $("file"), atts: $("attachments"), send: $("send"), stop: $("stop"), toast: $("toast"),
 };
 
@@ -44,6 +48,7 @@ const S = {
   composing: false,
   held: [], // given-back text that arrived during an IME composition
   answering: new Set(), // call ids whose approval answer is on its way or taken by the host
+  tally: new Tally(), // the current conversation's model, tokens and cost
 };
 
 const stopCap = () => S.caps.has("conversation-stop.v1");
@@ -261,6 +266,7 @@ function select(id) {
   const v = currentView();
   S.state = v.state || null;
   S.timeline.reset();
+  S.tally.reset();
   showDraft();
   closeNav();
   S.stream = new Stream(id, 0, { onRecord, onLive: (l) => S.timeline.onLive(l), onStatus: streamStatus });
@@ -276,8 +282,15 @@ function refreshSoon() {
   listTimer = setTimeout(refreshList, 150);
 }
 
+// prompted are the conversations this page has seen a prompt in (the list's copy of a view may be
+// older than that).
+const prompted = new Set();
+
 function onRecord(ev) {
   S.timeline.record(ev);
+  if (ev.kind === "user_prompt") prompted.add(S.current);
+  const spent = S.tally.take(ev);
+  if (spent) S.timeline.put(spent);
   if (ev.state && (!S.state || ev.state.seq >= S.state.seq)) S.state = ev.state;
   const p = ev.payload || {};
   const conv = S.current;
@@ -367,6 +380,14 @@ async function refreshList() {
 }
 
 async function createConversation() {
+  // A conversation never sent anything is reused: clicks leave no empty conversations behind.
+  const empty = S.convs.find((c) => !prompted.has(c.id) && isEmpty(c, outbox.forConv(c.id).length > 0));
+  if (empty) {
+    F.view = "list";
+    select(empty.id);
+    ui.input.focus();
+    return;
+  }
   // The op id is kept until the host answers, so a reload or a second press replays it.
   let op = localStorage.getItem(CREATE_KEY);
   if (!op) {
@@ -441,11 +462,32 @@ function render() {
   ui.status.replaceChildren(
     !S.online ? el("span", { class: "offline" }, "host unreachable") : isWorking ? el("span", { class: "working" }, el("span", { class: "spinner", "aria-hidden": "true" }), "working") : "",
   );
+  renderModel();
   renderPending();
   renderApprovals();
   renderList();
   if (!ui.ctxPanel.hidden) setEditable(ui.ctxBody, surveyCtl.editable());
   if (S.timeline) S.timeline.follow();
+}
+
+// renderModel shows the conversation's model (the button opens the picker) and what it has spent.
+function renderModel() {
+  const t = S.tally;
+  ui.modelBtn.hidden = !S.current || !t.model;
+  ui.modelBtn.textContent = t.model || "model";
+  ui.modelBtn.disabled = !S.caps.has("model.v1") || working(S.state);
+  ui.usage.textContent = t.total.n ? describe(t.total) : "";
+  ui.usage.title = t.asOf();
+}
+
+async function pickModel(model) {
+  const conv = S.current;
+  try {
+    await request("POST", `/api/conversations/${encodeURIComponent(conv)}/model`, { op_id: newOp("model"), model });
+    toast(`The next exchange runs on ${model}.`);
+  } catch (err) {
+    toast(`The model could not be switched: ${err.message}`);
+  }
 }
 
 function bubble(text, attachments, state, label, ...actions) {
@@ -521,14 +563,14 @@ function markRetried(id) {
 // focus on the conversation that had it.
 let listKey = "";
 function renderList() {
-  const rows = S.convs.map((c) => ({
+  const rows = shown(S.convs).map((c) => ({
     c,
     busy: !!(c.id === S.current ? working(S.state) : c.state && c.state.working),
     unsent: outbox.forConv(c.id).some((e) => e.status === "queued" || e.status === "retry"),
     current: c.id === S.current,
     when: ago(c.updated),
   }));
-  const key = JSON.stringify(rows.map((r) => [r.c.id, r.c.title, r.c.closed, r.busy, r.unsent, r.current, r.when]));
+  const key = JSON.stringify([F.view, F.query, F.hits && [...F.hits]].concat(rows.map((r) => [r.c.id, r.c.title, r.c.closed, r.c.shelf, r.busy, r.unsent, r.current, r.when])));
   if (key === listKey) return;
   listKey = key;
   const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest(".conv");
@@ -543,9 +585,18 @@ function renderList() {
         el("span", { class: "dot" + (busy ? " on" : ""), role: "img", "aria-label": busy ? "working" : "idle" }),
         el("span", { class: "conv-title" }, c.title || "New conversation"),
         el("span", { class: "conv-meta" }, unsent ? "unsent · " : "", when),
+        snippetOf(c.id) ? el("span", { class: "conv-snippet" }, snippetOf(c.id)) : null,
       ),
+      actions(c, (msg) => {
+        toast(msg);
+        refreshList();
+      }),
     ),
   ));
+  if (!rows.length) {
+    const why = F.hits ? "No conversation holds that." : F.view === "archived" ? "Nothing archived." : F.view === "deleted" ? "Nothing deleted (deleted conversations are kept 7 days)." : "";
+    if (why) ui.list.append(el("li", { class: "muted small conv-none" }, why));
+  }
   if (focusID) {
     const again = [...ui.list.querySelectorAll(".conv")].find((b) => b.dataset.id === focusID);
     if (again) again.focus();
@@ -735,6 +786,16 @@ async function boot() {
     },
   });
   wire();
+  ui.list.closest("nav").before(controls(() => {
+    listKey = "";
+    renderList();
+  }));
+  installKeys();
+  ui.modelBtn.addEventListener("click", () => picker(S.tally.provider, S.tally.model, pickModel));
+  request("GET", "/api/models").then((res) => {
+    setCatalog(res.body);
+    render();
+  }, () => {});
   try {
     const caps = (await request("GET", "/api/capabilities")).body.capabilities || [];
     S.caps = new Set(caps);

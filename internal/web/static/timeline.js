@@ -3,6 +3,7 @@
 // replaces what was streamed for it, so a reconnect that lost live material still ends right.
 
 import { el, prose, residueOf, residueBlock } from "./markup.js";
+import { rich, copyButton } from "./rich.js";
 import { approvalCard } from "./approvals.js";
 import { showLive, endLive } from "./live.js";
 import { callDiff, diffView } from "./diffs.js";
@@ -209,7 +210,7 @@ export class Timeline {
     for (const part of p.parts || []) {
       switch (part.type) {
         case "text":
-          box.append(prose(part.text));
+          box.append(rich(part.text));
           break;
         case "thinking":
           box.append(el("details", { class: "thinking" }, el("summary", {}, "Thinking"), prose(part.text)));
@@ -224,6 +225,8 @@ export class Timeline {
     }
     if (p.stop_reason === "max_tokens") box.append(el("div", { class: "muted small" }, "(cut off at the token limit)"));
     if (p.stop_reason === "cancelled") box.append(el("div", { class: "muted small cut-short" }, "(cut short by Stop: what was said so far is kept)"));
+    const said = (p.parts || []).filter((x) => x.type === "text").map((x) => x.text).join("\n\n");
+    if (said.trim()) box.append(el("div", { class: "msg-actions" }, copyButton(() => said, "Copy message")));
     return box;
   }
 
