@@ -77,6 +77,8 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	cfg.Provider, cfg.Model, cfg.Window = wired.name, wired.model, wired.window
 	cfg.Sandbox = f.sandbox.chosen.String()
 	cfg.Session = session.Options{Redact: redactText}
+	f.checkpoints.open(root, ws, stderr)
+	cfg.Checkpoints = f.checkpoints.repo
 	cfg.NewAgentFor = hostAgent(ws, wired, f)
 	var logw io.Writer
 	logw, x.closeLog = spec.log()

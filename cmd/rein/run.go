@@ -25,17 +25,18 @@ import (
 
 type runFlags struct {
 	providerFlags
-	cwd        string
-	asJSON     bool
-	resume     string
-	maxTurns   int
-	permission string
-	allow      []string
-	deny       []string
-	maxTokens  int
-	children   childFlags
-	sandbox    sandboxFlags
-	prompt     string // -p
+	cwd         string
+	asJSON      bool
+	resume      string
+	maxTurns    int
+	permission  string
+	allow       []string
+	deny        []string
+	maxTokens   int
+	children    childFlags
+	sandbox     sandboxFlags
+	checkpoints ckptFlags
+	prompt      string // -p
 	// changed says whether the person set a flag on the command line (not the config file).
 	changed func(name string) bool
 }
@@ -55,6 +56,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.prompt, "prompt", "p", "", `the prompt (as "rein -p" in other harnesses); or give it as arguments, or on standard input`)
 	f.children.register(cmd.Flags())
 	f.sandbox.register(cmd.Flags())
+	f.checkpoints.register(cmd.Flags())
 }
 
 // resolve resolves the provider the flags name and checks the thinking budget against the
@@ -211,6 +213,11 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 			finish()
 			return exitf(exitFailed, "cannot settle the session: %v", err)
 		}
+		// A rewind --files cut short owes the rest of its restore: finished before anything else.
+		if err := completeRestore(stderr, sess, f.checkpoints.repo); err != nil {
+			finish()
+			return err
+		}
 	}
 	if prompt == "" {
 		finish()
@@ -331,6 +338,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 		wired.close()
 		return fail(exitf(exitFailed, "cannot create the session: %v", err))
 	}
+	f.checkpoints.open(root, ws, stderr)
 	cfg := agentConfig(sess, ws, wired, *f, runner)
 	// Recorded with the session's start and each resume, so a resume goes back to the same server
 	// under the same mode.

@@ -100,6 +100,10 @@ var kinds = map[Kind]struct {
 	KindRenamed:        {Event, func() Payload { return new(Renamed) }},
 	KindClosed:         {Event, func() Payload { return new(Closed) }},
 	KindApproval:       {Event, func() Payload { return new(Approval) }},
+
+	KindCheckpoint:          {Event, func() Payload { return new(Checkpoint) }},
+	KindFilesRestoreStarted: {Event, func() Payload { return new(FilesRestoreStarted) }},
+	KindFilesRestored:       {Event, func() Payload { return new(FilesRestored) }},
 }
 
 // ClassOf returns the class of a known kind, and false for an unknown one.
@@ -127,6 +131,7 @@ func Kinds() []Kind {
 		KindRetryScheduled, KindToolStarted, KindToolFinished, KindCancelled, KindQuiesced,
 		KindRepaired, KindNudge, KindHold, KindReleased, KindModelChanged, KindPressure, KindFailure,
 		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval,
+		KindCheckpoint, KindFilesRestoreStarted, KindFilesRestored,
 	}
 }
 
