@@ -268,6 +268,11 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 			return fold.Aborted, err
 		}
 		reply, err := a.request(ctx, turns)
+		// The snapshot that ran beside the request is recorded before the reply, so before the
+		// reply's tools run: checkpoints keep turn order.
+		if serr := a.settleSnapshot(); serr != nil && err == nil {
+			return fold.Aborted, serr
+		}
 		if err != nil {
 			var pe *provider.Error
 			if errors.As(err, &pe) && pe.Class == provider.Cancelled {
@@ -330,10 +335,6 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 				return fold.Cancelled, nil
 			}
 			return fold.Replied, nil
-		}
-		// The previous snapshot is recorded before this batch runs: checkpoints keep turn order.
-		if err := a.settleSnapshot(); err != nil {
-			return fold.Aborted, err
 		}
 		turn := a.sess.Snapshot().Newest()
 		err = a.runBatch(ctx, calls)
