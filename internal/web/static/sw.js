@@ -4,7 +4,7 @@
 // when the host does not answer. The API is never touched.
 
 const CACHE = "rein-web-v2";
-const SHELL = ["./", "sender.js", "style.css", "app.js", "api.js", "outbox.js", "working.js", "timeline.js", "survey.js", "markup.js", "approvals.js"];
+const SHELL = ["./", "sender.js", "style.css", "app.js", "api.js", "outbox.js", "working.js", "timeline.js", "survey.js", "markup.js", "approvals.js", "files.js"];
 
 self.addEventListener("install", (e) => {
   e.waitUntil(caches.open(CACHE).then((c) => c.addAll(SHELL)).then(() => self.skipWaiting()));
