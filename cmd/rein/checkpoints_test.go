@@ -368,3 +368,109 @@ func killedMidRestore(t *testing.T, files int) bool {
 	}
 	return true
 }
+
+// countCheckpoints counts a record's checkpoint events.
+func countCheckpoints(t testing.TB, path string) int {
+	t.Helper()
+	n := 0
+	for _, r := range recordsOf(t, path) {
+		if _, ok := r.Body.(*record.Checkpoint); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// TestCheckpointsRefusedOrOff: a workspace that is the home directory takes no checkpoints (said
+// once, with the way to allow them) unless --checkpoints-anywhere; --no-checkpoints and the config
+// file's checkpoints = false take none.
+func TestCheckpointsRefusedOrOff(t *testing.T) {
+	script := func() string {
+		return writeScript(t, t.TempDir(), map[string]any{"tool_calls": []any{bash("echo x > made.txt")}}, map[string]any{"text": "Done."})
+	}
+	cases := []struct {
+		name   string
+		home   bool // the workspace is $HOME
+		flags  []string
+		config string
+		want   int
+		say    string
+	}{
+		{name: "home", home: true, want: 0, say: "is your home directory"},
+		{name: "home allowed", home: true, flags: []string{"--checkpoints-anywhere"}, want: 2},
+		{name: "off", flags: []string{"--no-checkpoints"}, want: 0},
+		{name: "off in the config", config: "checkpoints = false\n", want: 0},
+		{name: "on", want: 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sb := newSandbox(t)
+			sh(t, sb.ws, "echo mine > mine.txt")
+			if c.home {
+				sb.env = childEnv("REIN_HOME="+sb.home, "HOME="+sb.ws)
+			}
+			if c.config != "" {
+				dir := t.TempDir()
+				if err := os.MkdirAll(filepath.Join(dir, "rein"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "rein", "config.toml"), []byte(c.config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				sb.env = append(sb.env, "XDG_CONFIG_HOME="+dir)
+			}
+			res := sb.rein(t, append(append(append([]string{"run"}, simArgs(script())...), c.flags...), "go")...)
+			if res.code != 0 {
+				t.Fatalf("rein run:\n%s", res)
+			}
+			_, path := sessionID(t, sb)
+			if n := countCheckpoints(t, path); n != c.want {
+				t.Errorf("%d checkpoints recorded, want %d\n%s", n, c.want, res)
+			}
+			if c.say != "" && (!strings.Contains(res.stderr, c.say) || !strings.Contains(res.stderr, "--checkpoints-anywhere")) {
+				t.Errorf("rein did not say why it took no checkpoints:\n%s", res.stderr)
+			}
+			if c.say == "" && strings.Contains(res.stderr, "no checkpoints") {
+				t.Errorf("rein said it took no checkpoints:\n%s", res.stderr)
+			}
+		})
+	}
+}
+
+// TestCheckpointsGC: rein checkpoints gc drops the checkpoints of a session whose record is gone
+// and keeps a live one's.
+func TestCheckpointsGC(t *testing.T) {
+	sb := newSandbox(t)
+	for i := range 2 {
+		script := writeScript(t, t.TempDir(), map[string]any{"tool_calls": []any{bash(fmt.Sprintf("echo %d > made-%d.txt", i, i))}}, map[string]any{"text": "Done."})
+		if res := sb.rein(t, append(append([]string{"run"}, simArgs(script)...), "go")...); res.code != 0 {
+			t.Fatalf("rein run:\n%s", res)
+		}
+	}
+	paths := sb.records(t)
+	if len(paths) != 2 {
+		t.Fatalf("want two records, found %v", paths)
+	}
+	gone, kept := filepath.Base(filepath.Dir(paths[0])), filepath.Base(filepath.Dir(paths[1]))
+	if err := os.RemoveAll(filepath.Dir(paths[0])); err != nil {
+		t.Fatal(err)
+	}
+	res := sb.rein(t, "checkpoints", "gc")
+	if res.code != 0 || !strings.Contains(res.stdout, "dropped the checkpoints of 1 session(s): "+gone) {
+		t.Fatalf("rein checkpoints gc:\n%s", res)
+	}
+	repo, err := checkpoint.Open(sb.home, sb.ws, checkpoint.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := repo.Sessions(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ids) != fmt.Sprint([]string{kept}) {
+		t.Errorf("after gc the repository holds %v, want [%s]", ids, kept)
+	}
+	if list := sb.rein(t, "checkpoints", kept); list.code != 0 || !strings.Contains(list.stdout, "A made-1.txt") {
+		t.Errorf("rein checkpoints %s after gc:\n%s", kept, list)
+	}
+}
