@@ -223,11 +223,12 @@ func (a *Agent) Continue(ctx context.Context) (out Outcome) {
 			out = Outcome{Reason: fold.Aborted, Err: fmt.Errorf("the loop panicked: %v\n%s", r, debug.Stack())}
 			_ = a.sess.Append(&record.Failure{Message: fmt.Sprintf("the loop panicked: %v", r)})
 		}
-		// No snapshot outlives the exchange that started it.
-		if err := a.settleSnapshot(); err != nil && out.Err == nil {
+		if err := a.quiesce(out.Reason); err != nil && out.Err == nil {
 			out.Err = err
 		}
-		if err := a.quiesce(out.Reason); err != nil && out.Err == nil {
+		// No snapshot outlives the exchange that started it (it is recorded after the quiesce,
+		// so that a Stop settles the log without waiting for it).
+		if err := a.settleSnapshot(); err != nil && out.Err == nil {
 			out.Err = err
 		}
 		out.Withdrawn = a.takePending()
@@ -268,10 +269,12 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 			return fold.Aborted, err
 		}
 		reply, err := a.request(ctx, turns)
-		// The snapshot that ran beside the request is recorded before the reply, so before the
-		// reply's tools run: checkpoints keep turn order.
-		if serr := a.settleSnapshot(); serr != nil && err == nil {
-			return fold.Aborted, serr
+		if err == nil {
+			// The snapshot that ran beside the request is recorded before the reply, so before
+			// the reply's tools run: checkpoints keep turn order.
+			if err := a.settleSnapshot(); err != nil {
+				return fold.Aborted, err
+			}
 		}
 		if err != nil {
 			var pe *provider.Error
