@@ -15,7 +15,7 @@ import (
 var commands = []struct{ name, args, help string }{
 	{"context", "", "the survey: what the context holds, turn by turn, with sizes"},
 	{"evict", "<from> <to> <note>", "take turns from–to out of the context, leaving the note"},
-	{"rewind", "<turn> [files]", "withdraw every turn from <turn> on; with files, the workspace's files too"},
+	{"rewind", "<turn> [files]", "withdraw turns from <turn> on (files: files too)"},
 	{"clear", "", "withdraw every turn (they stay readable in the transcript)"},
 	{"fork", "[<turn>]", "continue in a new conversation that inherits this context"},
 	{"model", "[<name>]", "show the model, or switch this conversation to another"},
