@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/rewind"
 	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
@@ -89,6 +91,13 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 	return func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 		if s.Provider != "" && s.Provider != wired.name {
 			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
+		}
+		// A rewind with files that a crash cut short is finished before the conversation goes on
+		// (its snapshots are refused until then).
+		if repo := f.checkpoints.repo; repo != nil {
+			if _, _, err := rewind.Complete(context.Background(), sess, repo); err != nil {
+				return nil, fmt.Errorf("finish the restore of the files a rewind began: %w", err)
+			}
 		}
 		runner, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen)
 		if err != nil {
