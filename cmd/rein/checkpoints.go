@@ -124,11 +124,19 @@ func rewindFiles(w io.Writer, ref string, anchor int64) error {
 // sayRestored tells what a restore did and what it did not cover.
 func sayRestored(w io.Writer, done record.FilesRestored) {
 	fmt.Fprintf(w, "  restored %s: %d written, %d removed\n", short(done.Target), len(done.Changed), len(done.Removed))
-	for _, p := range done.Changed {
-		fmt.Fprintf(w, "    written  %s\n", p)
-	}
-	for _, p := range done.Removed {
-		fmt.Fprintf(w, "    removed  %s\n", p)
+	listed := 0
+	for _, set := range []struct {
+		what  string
+		paths []string
+	}{{"written", done.Changed}, {"removed", done.Removed}} {
+		for i, p := range set.paths {
+			if listed == maxListed {
+				fmt.Fprintf(w, "    and %d more %s (the record's files_restored lists them all)\n", len(set.paths)-i, set.what)
+				break
+			}
+			fmt.Fprintf(w, "    %-8s %s\n", set.what, p)
+			listed++
+		}
 	}
 	if len(done.NotCovered) > 0 || done.MoreIgnored > 0 {
 		fmt.Fprintf(w, "  not covered (left as they are):\n")
@@ -142,6 +150,9 @@ func sayRestored(w io.Writer, done record.FilesRestored) {
 	fmt.Fprintf(w, "  %s\n", rewind.Outside)
 	fmt.Fprintf(w, "  the files as they stood before are kept as the safety checkpoint %s (rein checkpoints lists it)\n", short(done.Safety))
 }
+
+// maxListed is how many written and removed paths a rewind's answer lists.
+const maxListed = 50
 
 func short(commit string) string {
 	if len(commit) > 12 {
