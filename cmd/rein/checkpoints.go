@@ -110,19 +110,19 @@ func rewindFiles(w io.Writer, ref string, anchor int64) error {
 		return exitf(exitFailed, "cannot finish the restore an earlier rewind began: %v", err)
 	} else if ok {
 		fmt.Fprintf(w, "finished the restore an earlier rewind began:\n")
-		sayRestored(w, done)
+		sayRestored(w, sess.ID(), done)
 	}
 	done, err := rewind.Files(ctx, sess, repo, anchor, "")
 	if err != nil {
 		return exitf(exitFailed, "cannot rewind %s to before turn %d with its files: %v", sess.ID(), anchor, err)
 	}
 	fmt.Fprintf(w, "rewound %s to before turn %d, files too\n", sess.ID(), anchor)
-	sayRestored(w, done)
+	sayRestored(w, sess.ID(), done)
 	return nil
 }
 
 // sayRestored tells what a restore did and what it did not cover.
-func sayRestored(w io.Writer, done record.FilesRestored) {
+func sayRestored(w io.Writer, id string, done record.FilesRestored) {
 	fmt.Fprintf(w, "  restored %s: %d written, %d removed\n", short(done.Target), len(done.Changed), len(done.Removed))
 	listed := 0
 	for _, set := range []struct {
@@ -148,7 +148,7 @@ func sayRestored(w io.Writer, done record.FilesRestored) {
 		}
 	}
 	fmt.Fprintf(w, "  %s\n", rewind.Outside)
-	fmt.Fprintf(w, "  the files as they stood before are kept as the safety checkpoint %s (rein checkpoints lists it)\n", short(done.Safety))
+	fmt.Fprintf(w, "  the files as they stood before are kept as the safety checkpoint %s: rein checkpoints restore %s %s undoes this\n", short(done.Safety), id, short(done.Safety))
 }
 
 // maxListed is how many written and removed paths a rewind's answer lists.
@@ -172,7 +172,7 @@ func completeRestore(stderr io.Writer, sess *session.Session, repo *checkpoint.R
 	}
 	if ok {
 		fmt.Fprintf(stderr, "rein: finished restoring the files a rewind began before it was cut short:\n")
-		sayRestored(stderr, done)
+		sayRestored(stderr, sess.ID(), done)
 	}
 	return nil
 }
@@ -216,8 +216,48 @@ in a shadow repository under rein's state directory, never in the workspace's ow
 			return listCheckpoints(cmd.OutOrStdout(), sess, repo)
 		},
 	}
-	cmd.AddCommand(newCheckpointsGCCmd())
+	cmd.AddCommand(newCheckpointsGCCmd(), newCheckpointsRestoreCmd())
 	return cmd
+}
+
+func newCheckpointsRestoreCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "restore <session-id> <checkpoint>",
+		Short: "Put the workspace's files back as one of the session's checkpoints holds them",
+		Long: `restore puts the workspace's files back as a checkpoint holds them (a hash, or the first
+characters of one, from rein checkpoints), leaving the conversation as it is. Restoring
+the safety checkpoint a rewind --files took undoes that rewind's restore. It takes a
+safety checkpoint of its own first, and is recorded like a rewind's restore.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sess, err := openForEdit(args[0])
+			if err != nil {
+				return err
+			}
+			defer sess.Close()
+			repo, err := repoOf(sess)
+			if err != nil {
+				return err
+			}
+			ctx := context.Background()
+			if done, ok, err := rewind.Complete(ctx, sess, repo); err != nil {
+				return exitf(exitFailed, "cannot finish the restore an earlier rewind began: %v", err)
+			} else if ok {
+				fmt.Fprintf(cmd.OutOrStdout(), "finished the restore an earlier rewind began:\n")
+				sayRestored(cmd.OutOrStdout(), sess.ID(), done)
+			}
+			done, err := rewind.To(ctx, sess, repo, args[1])
+			if errors.Is(err, checkpoint.ErrNotFound) {
+				return exitf(exitUsage, "%v (rein checkpoints %s lists them)", err, sess.ID())
+			}
+			if err != nil {
+				return exitf(exitFailed, "cannot restore the files of %s: %v", sess.ID(), err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "restored the files of %s\n", sess.ID())
+			sayRestored(cmd.OutOrStdout(), sess.ID(), done)
+			return nil
+		},
+	}
 }
 
 func listCheckpoints(w io.Writer, sess *session.Session, repo *checkpoint.Repo) error {

@@ -262,6 +262,23 @@ echo after >> x.log; echo tail >> big.bin; echo changed >> vendor/lib/n.txt`)}},
 	}
 
 	// The rewind can be undone: its safety checkpoint holds the files as the session left them.
+	var safety string
+	for _, r := range recordsOf(t, path) {
+		if d, ok := r.Body.(*record.FilesRestored); ok {
+			safety = d.Safety
+		}
+	}
+	gitMid := treeDigest(t, filepath.Join(sb.ws, ".git")) // git status above may have refreshed its index
+	undo := sb.rein(t, "checkpoints", "restore", id, safety[:12])
+	if undo.code != 0 {
+		t.Fatalf("rein checkpoints restore:\n%s", undo)
+	}
+	if got, want := freshTree(t, sb.ws), checkpointAt(t, sb, id, 3).Tree; got != want {
+		t.Errorf("after undoing the rewind a fresh snapshot's tree is %s, the session left %s\n%s", got, want, undo)
+	}
+	if d := diffDigests(gitMid, treeDigest(t, filepath.Join(sb.ws, ".git"))); len(d) > 0 {
+		t.Errorf("undoing the rewind changed the workspace's .git:\n%s", strings.Join(d, "\n"))
+	}
 	out := filepath.Join(t.TempDir(), "forked")
 	fk := sb.rein(t, "fork", id, "--at", "3", "--files", out)
 	if fk.code != 0 {

@@ -62,7 +62,8 @@ are never reused. Without --files it does not undo what those turns did in the w
 
 With --files it puts the workspace's files back as they stood when <turn> began (from
 the session's checkpoints): first a safety snapshot of the files as they are (so the
-rewind can itself be undone), then the withdrawal, then the restore, each recorded. It
+rewind can itself be undone: rein checkpoints restore), then the withdrawal, then the
+restore, each recorded. It
 lists what it wrote and removed, and what it did not cover: ignored files, files over
 the size cap, nested repositories, and anything outside the workspace. A restore cut
 short (a crash, a kill) is finished by the next rein resume of the session.`,

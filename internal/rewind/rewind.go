@@ -66,6 +66,20 @@ func Files(ctx context.Context, sess *session.Session, repo *checkpoint.Repo, an
 	return restore(ctx, sess, repo, begun.Target, false)
 }
 
+// To puts sess's workspace back as checkpoint commit holds it, without touching the conversation:
+// a safety snapshot, files_restore_started, the restore, files_restored. Restoring the safety
+// checkpoint a rewind took undoes the rewind's restore.
+func To(ctx context.Context, sess *session.Session, repo *checkpoint.Repo, commit string) (record.FilesRestored, error) {
+	begun, err := repo.Begin(ctx, sess.ID(), commit)
+	if err != nil {
+		return record.FilesRestored{}, fmt.Errorf("take the safety snapshot: %w", err)
+	}
+	if err := sess.Commit(&record.FilesRestoreStarted{Target: begun.Target, Safety: begun.Safety}); err != nil {
+		return record.FilesRestored{}, errors.Join(err, repo.Abandon(ctx, sess.ID()))
+	}
+	return restore(ctx, sess, repo, begun.Target, false)
+}
+
 func restore(ctx context.Context, sess *session.Session, repo *checkpoint.Repo, target string, resumed bool) (record.FilesRestored, error) {
 	res, err := repo.Restore(ctx, sess.ID(), target)
 	if err != nil {
