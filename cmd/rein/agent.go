@@ -68,7 +68,10 @@ func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy) (*tool
 	if err != nil {
 		return nil, err
 	}
-	if err := pol.Check(append(reg.Names(), doorNames()...)); err != nil {
+	// Rules naming MCP tools are judged once the servers are known (withMCP).
+	judged := pol
+	judged.Allow, judged.Ask, judged.Deny = notMCP(pol.Allow), notMCP(pol.Ask), notMCP(pol.Deny)
+	if err := judged.Check(append(reg.Names(), doorNames()...)); err != nil {
 		return nil, err
 	}
 	return &tool.Runner{Tools: reg, Policy: pol}, nil
@@ -87,7 +90,7 @@ func doorNames() []string {
 // hostAgent builds each conversation's agent for a host (rein serve, rein chat): its own tools
 // (its own shell and working directory), the conversation's model, and the host's approver, which
 // puts the calls the policy asks about (--permission-mode ask) to the person.
-func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
+func hostAgent(ws string, wired *wiring, f runFlags, servers hostMCP) func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 	return func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 		if s.Provider != "" && s.Provider != wired.name {
 			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
@@ -104,7 +107,13 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 			return nil, err
 		}
 		runner.Approver = s.Approver
+		if err := servers.attach(sess, runner); err != nil {
+			return nil, err
+		}
 		cfg := agentConfig(sess, ws, wired, f, runner)
+		if servers.m != nil {
+			cfg.System += servers.m.Note()
+		}
 		if s.Model != "" {
 			cfg.Model = s.Model
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/mcp"
 	"github.com/spf13/cobra"
 )
 
@@ -39,6 +40,8 @@ type config struct {
 	AllowNetwork bool     `toml:"allow_network"`
 	SandboxWrite []string `toml:"sandbox_write"`
 	ProtectGit   bool     `toml:"protect_git"`
+	// MCP servers, with Codex's keys (internal/mcp).
+	MCPServers map[string]mcp.ConfigServer `toml:"mcp_servers"`
 	// Workspace checkpoints: on unless checkpoints = false; in / and the home directory only with
 	// checkpoints_anywhere.
 	Checkpoints         *bool `toml:"checkpoints"`
@@ -81,7 +84,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 					keys = append(keys, k.String())
 				}
 				sort.Strings(keys)
-				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, checkpoints, checkpoints_anywhere)", path, strings.Join(keys, ", "))
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, mcp_servers, checkpoints, checkpoints_anywhere)", path, strings.Join(keys, ", "))
 			}
 			if c.Thinking != 0 && c.Thinking < agent.MinThinking {
 				return c, fmt.Errorf("the config file %s sets thinking = %d: a budget is at least %d tokens (or 0 for off)", path, c.Thinking, agent.MinThinking)

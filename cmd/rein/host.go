@@ -41,6 +41,8 @@ type hosted struct {
 	wired *wiring
 	// closeLog closes the log, after the host.
 	closeLog func()
+	// mcp is the host's MCP servers, shared by its conversations; ended after the host.
+	mcp *mcpStarting
 }
 
 // startHost resolves the provider, opens the host over the conversations of the workspace ws (in
@@ -52,12 +54,13 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	if err != nil {
 		return nil, err
 	}
-	x := &hosted{wired: wired, closeLog: func() {}}
+	x := &hosted{wired: wired, closeLog: func() {}, mcp: startMCP(nil)}
 	fail := func(err error) (*hosted, error) {
 		if x.host != nil {
 			x.host.Close()
 		}
 		x.closeLog()
+		x.mcp.close()
 		wired.close()
 		return nil, err
 	}
@@ -66,8 +69,26 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	if err := f.sandbox.resolve(stderr); err != nil {
 		return fail(err)
 	}
-	if _, err := buildRunner(ws, f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off}); err != nil {
+	probe, err := buildRunner(ws, f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off})
+	if err != nil {
 		return fail(exitf(exitUsage, "%v", err))
+	}
+	servers, err := mcpServers(stderr, ws, f.file)
+	if err != nil {
+		return fail(err)
+	}
+	x.mcp = startMCP(servers)
+	mcpm, states, err := x.mcp.join(stderr)
+	if err != nil {
+		return fail(err)
+	}
+	if mcpm != nil {
+		if err := withMCP(probe, mcpm, servers); err != nil {
+			return fail(err)
+		}
+		if err := judgeMCPRules(stderr, probe.Policy, probe.Tools, servers); err != nil {
+			return fail(err)
+		}
 	}
 	if x.token, err = spec.token(); err != nil {
 		return fail(exitf(exitFailed, "cannot create the token: %v", err))
@@ -79,7 +100,7 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	cfg.Session = session.Options{Redact: redactText}
 	f.checkpoints.open(root, ws, stderr)
 	cfg.Checkpoints = f.checkpoints.repo
-	cfg.NewAgentFor = hostAgent(ws, wired, f)
+	cfg.NewAgentFor = hostAgent(ws, wired, f, hostMCP{mcpm, servers, states})
 	var logw io.Writer
 	logw, x.closeLog = spec.log()
 	cfg.Log = logw
@@ -108,6 +129,7 @@ func (x *hosted) run(ctx context.Context, grace time.Duration) error {
 	case err := <-errc:
 		x.host.Close()
 		x.closeLog()
+		x.mcp.close()
 		x.wired.close()
 		return exitf(exitFailed, "serve: %v", err)
 	case <-ctx.Done():
@@ -117,6 +139,7 @@ func (x *hosted) run(ctx context.Context, grace time.Duration) error {
 	_ = x.srv.Shutdown(shut)
 	err := x.host.Close()
 	x.closeLog()
+	x.mcp.close()
 	x.wired.close()
 	closeSandboxes()
 	return err
@@ -131,6 +154,7 @@ func (x *hosted) close() error {
 	}
 	err = errors.Join(err, x.host.Close())
 	x.closeLog()
+	x.mcp.close()
 	x.wired.close()
 	closeSandboxes()
 	return err

@@ -301,11 +301,18 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	if err := f.sandbox.resolve(stderr); err != nil {
 		return nil, "", nil, err
 	}
+	servers, err := mcpServers(stderr, ws, f.file)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	// The MCP servers start beside the session's opening and the provider's resolution.
+	starting := startMCP(servers)
 	var sess *session.Session
 	fail := func(err error) (*agent.Agent, string, func(), error) {
 		if sess != nil {
 			sess.Close()
 		}
+		starting.close()
 		closeSandboxes()
 		return nil, "", nil, err
 	}
@@ -327,6 +334,19 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	if err != nil {
 		return fail(err)
 	}
+	mcpm, states, err := starting.join(stderr)
+	if err != nil {
+		wired.close()
+		return fail(err)
+	}
+	if err := withMCP(runner, mcpm, servers); err != nil {
+		wired.close()
+		return fail(err)
+	}
+	if err := judgeMCPRules(stderr, runner.Policy, runner.Tools, servers); err != nil {
+		wired.close()
+		return fail(err)
+	}
 	if sess != nil {
 		sayChanges(stderr, was, ws, wired, f.permission)
 		saySandboxChange(stderr, was.Sandbox, f.sandbox.chosen)
@@ -338,14 +358,21 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 		wired.close()
 		return fail(exitf(exitFailed, "cannot create the session: %v", err))
 	}
+	if err := appendIf(sess, states); err != nil {
+		wired.close()
+		return fail(exitf(exitFailed, "cannot record the MCP servers' states: %v", err))
+	}
 	f.checkpoints.open(root, ws, stderr)
 	cfg := agentConfig(sess, ws, wired, *f, runner)
+	if mcpm != nil {
+		cfg.System += mcpm.Note()
+	}
 	// Recorded with the session's start and each resume, so a resume goes back to the same server
 	// under the same mode.
 	cfg.BaseURL, cfg.PermissionMode = recordedURL(wired.baseURL), f.permission
 	// rein run's exchange awaits the child agents its model starts (agent.Config.AwaitChildren).
 	cfg.AwaitChildren = true
-	return agent.New(cfg), ws, func() { sess.Close(); wired.close(); closeSandboxes() }, nil
+	return agent.New(cfg), ws, func() { sess.Close(); wired.close(); starting.close(); closeSandboxes() }, nil
 }
 
 // reopen opens the session ref names ("newest": the workspace's newest) to continue it, saying so

@@ -378,6 +378,14 @@ func (a *Agent) boundary() error {
 			}
 		}
 	}
+	if r := a.cfg.Runner; r != nil && r.Refresh != nil {
+		if reg, ps := r.Refresh(); reg != nil {
+			r.Tools, a.toolBytes = reg, 0
+			if err := a.sess.Append(ps...); err != nil {
+				return err
+			}
+		}
+	}
 	return a.weigh()
 }
 

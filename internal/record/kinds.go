@@ -100,6 +100,7 @@ var kinds = map[Kind]struct {
 	KindRenamed:        {Event, func() Payload { return new(Renamed) }},
 	KindClosed:         {Event, func() Payload { return new(Closed) }},
 	KindApproval:       {Event, func() Payload { return new(Approval) }},
+	KindMCPServer:      {Event, func() Payload { return new(MCPServer) }},
 
 	KindCheckpoint:          {Event, func() Payload { return new(Checkpoint) }},
 	KindFilesRestoreStarted: {Event, func() Payload { return new(FilesRestoreStarted) }},
@@ -130,7 +131,7 @@ func Kinds() []Kind {
 		KindSessionStarted, KindSessionResumed, KindTurnStarted, KindUsage, KindProviderError,
 		KindRetryScheduled, KindToolStarted, KindToolFinished, KindCancelled, KindQuiesced,
 		KindRepaired, KindNudge, KindHold, KindReleased, KindModelChanged, KindPressure, KindFailure,
-		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval,
+		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval, KindMCPServer,
 		KindCheckpoint, KindFilesRestoreStarted, KindFilesRestored,
 	}
 }

@@ -61,6 +61,7 @@ func samples() map[Kind]Payload {
 		KindRenamed:             &Renamed{Title: "t", Op: "op3"},
 		KindClosed:              &Closed{Op: "op4"},
 		KindApproval:            &Approval{CallID: "call_1", Name: "bash", Args: `{"command":"ls"}`, State: "denied", By: "user", Op: "op5"},
+		KindMCPServer:           &MCPServer{Name: "memory", State: "ready", Tools: []string{"mcp__memory__read_graph"}},
 		KindCheckpoint:          &Checkpoint{Turn: 4, Commit: "3f2a9c0d5e6b7a8190c1d2e3f4a5b6c7d8e9f0a1", Skipped: []SkippedPath{{Path: "data/big.bin", Reason: "oversize", Size: 20971520}, {Path: "vendor/lib/", Reason: "nested repository"}}},
 		KindFilesRestoreStarted: &FilesRestoreStarted{Target: "3f2a9c0d5e6b7a8190c1d2e3f4a5b6c7d8e9f0a1", Safety: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d", Turn: 3},
 		KindFilesRestored: &FilesRestored{Target: "3f2a9c0d5e6b7a8190c1d2e3f4a5b6c7d8e9f0a1", Safety: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d",

@@ -134,6 +134,10 @@ func (s *Session) redact(p record.Payload) record.Payload {
 		c := *b
 		c.Args = r.Redact(b.Args)
 		return &c
+	case *record.MCPServer:
+		c := *b
+		c.Error = r.Redact(b.Error)
+		return &c
 	case *record.Checkpoint:
 		if b.Error == "" {
 			return p

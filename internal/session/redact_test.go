@@ -60,6 +60,7 @@ var payloads = map[record.Kind]func() record.Payload{
 	record.KindRenamed:             func() record.Payload { return new(record.Renamed) },
 	record.KindClosed:              func() record.Payload { return new(record.Closed) },
 	record.KindApproval:            func() record.Payload { return new(record.Approval) },
+	record.KindMCPServer:           func() record.Payload { return new(record.MCPServer) },
 	record.KindCheckpoint:          func() record.Payload { return new(record.Checkpoint) },
 	record.KindFilesRestoreStarted: func() record.Payload { return new(record.FilesRestoreStarted) },
 	record.KindFilesRestored:       func() record.Payload { return new(record.FilesRestored) },
@@ -97,6 +98,7 @@ var structural = map[string]bool{
 	"files_restored.target": true, "files_restored.safety": true, "files_restored.changed": true, "files_restored.removed": true,
 	"files_restored.not_covered.path": true, "files_restored.not_covered.reason": true,
 	"approval.call_id": true, "approval.name": true, "approval.state": true, "approval.by": true, "approval.op": true,
+	"mcp_server.name": true, "mcp_server.state": true, "mcp_server.tools": true,
 	// Parts: the type, ids and names, binary data (images, redacted thinking; an OpenAI reasoning
 	// item, dropped when anything in it would be redacted), and a signature (a thinking block
 	// whose words change loses it).

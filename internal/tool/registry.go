@@ -14,13 +14,21 @@ type Registry struct {
 	tools   []Tool
 	specs   []provider.Tool
 	schemas map[string]*Schema
+	checks  map[string]ArgChecker
 	index   map[string]int
+}
+
+// ArgChecker is a tool that checks its arguments itself, against a schema outside the subset
+// Schema compiles (an MCP server's inputSchema, which may use any JSON Schema keyword). Its
+// error is worded for the model, as Schema's are.
+type ArgChecker interface {
+	CheckArgs(args json.RawMessage) error
 }
 
 // NewRegistry builds a registry of tools in the order given. It fails if two tools share a name or
 // a tool's schema is outside the subset Schema checks.
 func NewRegistry(tools ...Tool) (*Registry, error) {
-	r := &Registry{schemas: make(map[string]*Schema, len(tools)), index: make(map[string]int, len(tools))}
+	r := &Registry{schemas: make(map[string]*Schema, len(tools)), checks: map[string]ArgChecker{}, index: make(map[string]int, len(tools))}
 	for _, t := range tools {
 		spec := t.Spec()
 		if spec.Name == "" {
@@ -28,6 +36,13 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		}
 		if _, dup := r.index[spec.Name]; dup {
 			return nil, fmt.Errorf("register tool %s: the name is already taken", spec.Name)
+		}
+		if c, ok := t.(ArgChecker); ok {
+			r.index[spec.Name] = len(r.tools)
+			r.tools = append(r.tools, t)
+			r.specs = append(r.specs, spec)
+			r.checks[spec.Name] = c
+			continue
 		}
 		s, err := CompileSchema(spec.Schema)
 		if err != nil {
@@ -71,12 +86,19 @@ func (r *Registry) Names() []string {
 // the tool's schema. The error is worded for the model.
 func (r *Registry) Check(call Call) error {
 	s, ok := r.schemas[call.Name]
-	if !ok {
+	c, checks := r.checks[call.Name]
+	if !ok && !checks {
 		return fmt.Errorf("there is no tool named %q; the tools are %s", call.Name, strings.Join(r.Names(), ", "))
 	}
 	args := call.Args
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
+	}
+	if checks {
+		if err := c.CheckArgs(args); err != nil {
+			return fmt.Errorf("invalid arguments for %s: %w", call.Name, err)
+		}
+		return nil
 	}
 	if err := s.Check(args); err != nil {
 		return fmt.Errorf("invalid arguments for %s: %w", call.Name, err)

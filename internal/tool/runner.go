@@ -29,6 +29,10 @@ type Runner struct {
 	Policy Policy
 	// Approver is asked when the policy says ask. Nil refuses such calls, saying why.
 	Approver Approver
+	// Refresh, when set, is asked at each turn boundary whether the tools changed (an MCP server's
+	// list did); it returns the new registry and the records that say so, or nil when nothing
+	// changed. The agent swaps Tools between turns, when no call is running.
+	Refresh func() (*Registry, []record.Payload)
 }
 
 // Run answers call. A ctx cancelled before the tool starts yields NotExecuted; once started, the
