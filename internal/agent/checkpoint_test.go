@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/checkpoint"
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/tool"
 	fstool "github.com/reinhq/rein/internal/tool/fs"
@@ -233,5 +235,49 @@ func BenchmarkToolTurnCheckpoints(b *testing.B) {
 			report(b, gaps, "gap")
 			report(b, turnTimes, "turn")
 		})
+	}
+}
+
+// undeclared is a tool that says nothing of its effects, as an MCP server's tool not marked
+// read-only: it writes a file.
+type undeclared struct{ ws string }
+
+func (u undeclared) Spec() provider.Tool {
+	return provider.Tool{Name: "remote", Description: "A tool of unknown effect.", Schema: json.RawMessage(`{"type":"object","properties":{}}`)}
+}
+
+func (u undeclared) Run(ctx context.Context, call tool.Call) tool.Result {
+	if err := os.WriteFile(filepath.Join(u.ws, "remote.txt"), []byte("written\n"), 0o644); err != nil {
+		return tool.Failure("%v", err)
+	}
+	return tool.Result{Content: "done", Outcome: record.OK}
+}
+
+// A tool that does not declare itself read-only counts as one that may write: its batch is
+// checkpointed (an MCP server's tools are such tools unless marked read-only).
+func TestCheckpointAfterAToolOfUnknownEffect(t *testing.T) {
+	ws := t.TempDir()
+	repo := openRepo(t, ws)
+	h := newHarness(t, formats[0], setup{
+		script: steps(callStep("Calling it.", `{"name":"remote","arguments":{}}`), textStep("Done.")),
+		tools:  []tool.Tool{undeclared{ws}}, noBash: true, ws: ws,
+		cfg: func(c *agent.Config) {
+			c.Checkpoints = repo
+			c.Runner.Policy = tool.Policy{Mode: tool.ModeFull}
+		},
+	})
+	if out := h.run(context.Background(), "go"); out.Reason != fold.Replied || out.Err != nil {
+		t.Fatalf("outcome %+v", out)
+	}
+	cps := all[*record.Checkpoint](h.records())
+	if len(cps) != 2 || cps[1].Turn != 2 {
+		t.Fatalf("checkpoints %+v, want the prompt's and turn 2's", cps)
+	}
+	changes, err := repo.Diff(context.Background(), "", cps[1].Commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 1 || changes[0].Path != "remote.txt" || changes[0].Status != 'A' {
+		t.Errorf("turn 2's checkpoint changed %+v, want remote.txt added", changes)
 	}
 }
