@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/rewind"
 	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
@@ -29,6 +31,7 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 		Session: sess, Client: wired.client, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
 		Thinking: wired.thinking, Effort: wired.effort, System: agent.SystemPrompt(ws) + sandboxNote(f.sandbox.chosen), Runner: runner,
 		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window, Sandbox: f.sandbox.chosen.String(),
+		Checkpoints: f.checkpoints.repo,
 	}
 	if src := sess.Snapshot().Meta().Source; src != nil {
 		cfg.System += importNote(*src)
@@ -105,6 +108,13 @@ func hostAgent(ws string, wired *wiring, f runFlags, servers hostMCP) func(sess 
 	return func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 		if s.Provider != "" && s.Provider != wired.name {
 			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
+		}
+		// A rewind with files that a crash cut short is finished before the conversation goes on
+		// (its snapshots are refused until then).
+		if repo := f.checkpoints.repo; repo != nil {
+			if _, _, err := rewind.Complete(context.Background(), sess, repo); err != nil {
+				return nil, fmt.Errorf("finish the restore of the files a rewind began: %w", err)
+			}
 		}
 		model := wired.model
 		if s.Model != "" {

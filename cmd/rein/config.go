@@ -42,6 +42,10 @@ type config struct {
 	ProtectGit   bool     `toml:"protect_git"`
 	// MCP servers, with Codex's keys (internal/mcp).
 	MCPServers map[string]mcp.ConfigServer `toml:"mcp_servers"`
+	// Workspace checkpoints: on unless checkpoints = false; in / and the home directory only with
+	// checkpoints_anywhere.
+	Checkpoints         *bool `toml:"checkpoints"`
+	CheckpointsAnywhere bool  `toml:"checkpoints_anywhere"`
 }
 
 func configPath(getenv func(string) string) string {
@@ -80,7 +84,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 					keys = append(keys, k.String())
 				}
 				sort.Strings(keys)
-				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, mcp_servers)", path, strings.Join(keys, ", "))
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, mcp_servers, checkpoints, checkpoints_anywhere)", path, strings.Join(keys, ", "))
 			}
 			if c.Thinking != 0 && c.Thinking < agent.MinThinking {
 				return c, fmt.Errorf("the config file %s sets thinking = %d: a budget is at least %d tokens (or 0 for off)", path, c.Thinking, agent.MinThinking)
@@ -141,6 +145,7 @@ func (f *runFlags) configure(cmd *cobra.Command) error {
 		"max-turns": num(int64(c.MaxTurns)), "max-tokens": num(int64(c.MaxTokens)),
 		"max-children": opt(c.MaxChildren), "max-children-total": opt(c.MaxChildrenTotal),
 		"sandbox": c.Sandbox, "allow-network": yes(c.AllowNetwork), "protect-git": yes(c.ProtectGit),
+		"no-checkpoints": yes(c.Checkpoints != nil && !*c.Checkpoints), "checkpoints-anywhere": yes(c.CheckpointsAnywhere),
 	} {
 		if err := set(name, value); err != nil {
 			return err

@@ -52,17 +52,29 @@ func parseTurn(s string) (int64, error) {
 }
 
 func newRewindCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "rewind <session-id> <turn>",
-		Short: "Withdraw every turn from <turn> on (they stay readable in the transcript)",
+	var files bool
+	cmd := &cobra.Command{
+		Use:   "rewind <session-id> <turn> [--files]",
+		Short: "Withdraw every turn from <turn> on (they stay readable in the transcript); --files rewinds the workspace too",
 		Long: `rewind withdraws turns from the context with no residue: the model no longer sees
 them. They stay in the record and readable through the transcript tool, and turn ids
-are never reused. It does not undo what those turns did in the workspace.`,
+are never reused. Without --files it does not undo what those turns did in the workspace.
+
+With --files it puts the workspace's files back as they stood when <turn> began (from
+the session's checkpoints): first a safety snapshot of the files as they are (so the
+rewind can itself be undone: rein checkpoints restore), then the withdrawal, then the
+restore, each recorded. It
+lists what it wrote and removed, and what it did not cover: ignored files, files over
+the size cap, nested repositories, and anything outside the workspace. A restore cut
+short (a crash, a kill) is finished by the next rein resume of the session.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			anchor, err := parseTurn(args[1])
 			if err != nil {
 				return err
+			}
+			if files {
+				return rewindFiles(cmd.OutOrStdout(), args[0], anchor)
 			}
 			id, err := commitEdit(args[0], fmt.Sprintf("cannot rewind to turn %d", anchor),
 				func(st *fold.State) error { return st.CheckRewind(anchor) }, &record.Rewound{Anchor: anchor})
@@ -73,6 +85,8 @@ are never reused. It does not undo what those turns did in the workspace.`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&files, "files", false, "rewind the workspace's files too, to their checkpoint when <turn> began")
+	return cmd
 }
 
 func newClearCmd() *cobra.Command {
@@ -131,10 +145,15 @@ func newEvictCmd() *cobra.Command {
 
 func newForkCmd() *cobra.Command {
 	var at int64
+	var files string
 	cmd := &cobra.Command{
-		Use:   "fork <session-id> [--at <turn>]",
+		Use:   "fork <session-id> [--at <turn>] [--files <dir>]",
 		Short: "Start a new session that inherits this one's context (up to a turn)",
-		Args:  cobra.ExactArgs(1),
+		Long: `fork starts a new session whose first record inherits this one's context, up to --at.
+With --files <dir> it also writes the workspace as it stood at that turn (from the
+session's checkpoints) into <dir>, a new or empty directory, and the new session works
+there.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// A fork only reads its parent, so it takes no lock: it works while another
 			// process writes the parent.
@@ -147,18 +166,36 @@ func newForkCmd() *cobra.Command {
 				return exitf(exitFailed, "cannot read %s: %v", args[0], err)
 			}
 			meta := parent.Snapshot().Meta()
-			child, err := session.Fork(parent, at, session.Options{Redact: redactText}, record.SessionStarted{
-				Provider: meta.Provider, Model: meta.Model, ContextWindow: meta.ContextWindow, Cwd: meta.Cwd, Version: version,
-			})
-			if err != nil {
+			started := record.SessionStarted{Provider: meta.Provider, Model: meta.Model, ContextWindow: meta.ContextWindow, Cwd: meta.Cwd, Version: version}
+			var child *session.Session
+			var commit string
+			if files != "" {
+				dir, err := absDir(files)
+				if err != nil {
+					return err
+				}
+				if commit, err = forkFiles(parent, at, dir); err != nil {
+					return err
+				}
+				child, err = forkInto(parent, at, dir, started)
+				if err != nil {
+					return exitf(exitFailed, "cannot %v (the files are written in %s)", err, dir)
+				}
+			} else if child, err = session.Fork(parent, at, session.Options{Redact: redactText}, started); err != nil {
 				return exitf(exitFailed, "cannot %v", err) // "fork <id>: ...", "start a session: ..."
 			}
 			defer child.Close()
 			upTo := child.Snapshot().Newest() // the newest turn inherited
-			fmt.Fprintf(cmd.OutOrStdout(), "forked %s at turn %d as %s\ncontinue it with: rein resume %s \"<prompt>\"\n", parent.ID(), upTo, child.ID(), child.ID())
+			fmt.Fprintf(cmd.OutOrStdout(), "forked %s at turn %d as %s\n", parent.ID(), upTo, child.ID())
+			if files != "" {
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote the workspace of checkpoint %s into %s\ncontinue it with: rein resume --cwd %s %s \"<prompt>\"\n", short(commit), child.Snapshot().Meta().Cwd, child.Snapshot().Meta().Cwd, child.ID())
+				return nil
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "continue it with: rein resume %s \"<prompt>\"\n", child.ID())
 			return nil
 		},
 	}
 	cmd.Flags().Int64Var(&at, "at", 0, "inherit turns up to this one (default: all)")
+	cmd.Flags().StringVar(&files, "files", "", "write the workspace as it stood at that turn into this new (or empty) directory, and work there")
 	return cmd
 }

@@ -99,6 +99,8 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	cfg.Sandbox = f.sandbox.chosen.String()
 	cfg.Tools = string(wired.toolSet(wired.model))
 	cfg.Session = session.Options{Redact: redactText}
+	f.checkpoints.open(root, ws, stderr)
+	cfg.Checkpoints = f.checkpoints.repo
 	cfg.NewAgentFor = hostAgent(ws, wired, f, hostMCP{mcpm, servers, states})
 	var logw io.Writer
 	logw, x.closeLog = spec.log()

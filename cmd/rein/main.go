@@ -128,6 +128,7 @@ With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --prov
 	root.SuggestionsMinimumDistance = 2
 	f.register(root)
 	root.AddCommand(newVersionCmd(), newRunCmd(), newResumeCmd(), newSessionsCmd(), newShowCmd(), newDoctorCmd(), newSimCmd(),
-		newForkCmd(), newRewindCmd(), newEvictCmd(), newClearCmd(), newServeCmd(), newChatCmd(), newSandboxCmd(), newMCPCmd(), newImportCmd(), newBenchCmd())
+		newForkCmd(), newRewindCmd(), newEvictCmd(), newClearCmd(), newServeCmd(), newChatCmd(), newSandboxCmd(), newMCPCmd(), newImportCmd(), newBenchCmd(),
+		newCheckpointsCmd(), newDiffCmd())
 	return root
 }

@@ -26,18 +26,19 @@ import (
 
 type runFlags struct {
 	providerFlags
-	cwd        string
-	asJSON     bool
-	resume     string
-	maxTurns   int
-	permission string
-	allow      []string
-	deny       []string
-	maxTokens  int
-	children   childFlags
-	sandbox    sandboxFlags
-	prompt     string // -p
-	trace      string // --trace-turns (hidden; rein bench turns)
+	cwd         string
+	asJSON      bool
+	resume      string
+	maxTurns    int
+	permission  string
+	allow       []string
+	deny        []string
+	maxTokens   int
+	children    childFlags
+	sandbox     sandboxFlags
+	checkpoints ckptFlags
+	prompt      string // -p
+	trace string // --trace-turns (hidden; rein bench turns)
 	// changed says whether the person set a flag on the command line (not the config file).
 	changed func(name string) bool
 }
@@ -57,6 +58,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.prompt, "prompt", "p", "", `the prompt (as "rein -p" in other harnesses); or give it as arguments, or on standard input`)
 	f.children.register(cmd.Flags())
 	f.sandbox.register(cmd.Flags())
+	f.checkpoints.register(cmd.Flags())
 }
 
 // resolve resolves the provider the flags name and checks the thinking budget against the
@@ -215,6 +217,11 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 			finish()
 			return exitf(exitFailed, "cannot settle the session: %v", err)
 		}
+		// A rewind --files cut short owes the rest of its restore: finished before anything else.
+		if err := completeRestore(stderr, sess, f.checkpoints.repo); err != nil {
+			finish()
+			return err
+		}
 	}
 	if prompt == "" {
 		finish()
@@ -362,6 +369,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 		wired.close()
 		return fail(exitf(exitFailed, "cannot record the MCP servers' states: %v", err))
 	}
+	f.checkpoints.open(root, ws, stderr)
 	cfg := agentConfig(sess, ws, wired, *f, runner)
 	if mcpm != nil {
 		cfg.System += mcpm.Note()

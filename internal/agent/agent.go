@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinhq/rein/internal/checkpoint"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
@@ -66,6 +67,10 @@ type Config struct {
 	// Tools names the tool set the model is offered (package toolset), recorded with the
 	// session's start and each resume.
 	Tools string
+	// Checkpoints is the workspace's shadow repository: with it, the loop snapshots the
+	// workspace when a prompt is taken up and after each tool batch that could change files
+	// (checkpoint.go). Nil takes no checkpoints.
+	Checkpoints *checkpoint.Repo
 }
 
 // Door is a tool that reads or edits the session it runs in.
@@ -100,6 +105,8 @@ type Agent struct {
 	inbox     []arrival     // children's replies waiting for a turn boundary or a revival
 	onArrival func()        // the owner's revival hook (OnArrival)
 	woke      chan struct{} // closed at the next arrival or change in the children (wakeup)
+
+	snap chan snapResult // the snapshot running in the background, or nil (checkpoint.go)
 }
 
 // New returns an agent for cfg.
@@ -192,7 +199,13 @@ func (a *Agent) Begin(p Prompt) error {
 	if err := a.settle(); err != nil {
 		return err
 	}
-	return a.sess.Append(&record.UserPrompt{Turn: a.sess.Snapshot().Next(), Text: p.Text, Attachments: p.Attachments, Submission: p.Submission})
+	turn := a.sess.Snapshot().Next()
+	if err := a.sess.Append(&record.UserPrompt{Turn: turn, Text: p.Text, Attachments: p.Attachments, Submission: p.Submission}); err != nil {
+		return err
+	}
+	// The workspace as the person hands it over, their own edits included: taken beside the
+	// first request.
+	return a.startSnapshot(turn)
 }
 
 // settle makes a fresh prompt admissible before an exchange is taken up: it quiesces what a
@@ -220,6 +233,11 @@ func (a *Agent) Continue(ctx context.Context) (out Outcome) {
 			_ = a.sess.Append(&record.Failure{Message: fmt.Sprintf("the loop panicked: %v", r)})
 		}
 		if err := a.quiesce(out.Reason); err != nil && out.Err == nil {
+			out.Err = err
+		}
+		// No snapshot outlives the exchange that started it (it is recorded after the quiesce,
+		// so that a Stop settles the log without waiting for it).
+		if err := a.settleSnapshot(); err != nil && out.Err == nil {
 			out.Err = err
 		}
 		out.Withdrawn = a.takePending()
@@ -260,6 +278,13 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 			return fold.Aborted, err
 		}
 		reply, err := a.request(ctx, turns)
+		if err == nil {
+			// The snapshot that ran beside the request is recorded before the reply, so before
+			// the reply's tools run: checkpoints keep turn order.
+			if err := a.settleSnapshot(); err != nil {
+				return fold.Aborted, err
+			}
+		}
 		if err != nil {
 			var pe *provider.Error
 			if errors.As(err, &pe) && pe.Class == provider.Cancelled {
@@ -323,7 +348,16 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 			}
 			return fold.Replied, nil
 		}
-		if err := a.runBatch(ctx, calls); err != nil {
+		turn := a.sess.Snapshot().Newest()
+		err = a.runBatch(ctx, calls)
+		if a.mayWrite(calls) {
+			// What the batch did to the files, taken beside the next request (even when the
+			// batch was cut short: what ran may have changed files).
+			if serr := a.startSnapshot(turn); serr != nil && err == nil {
+				err = serr
+			}
+		}
+		if err != nil {
 			return fold.Aborted, err
 		}
 		if ctx.Err() != nil {

@@ -157,6 +157,7 @@ type setup struct {
 	noCheck bool   // skip the end-of-test checks (benchmarks)
 	unused  int    // script steps the test means to leave unplayed
 	root    string // where the session directory is made; default a t.TempDir()
+	ws      string // the workspace; default a t.TempDir()
 }
 
 // harness is one session under test.
@@ -182,7 +183,10 @@ var fastRetry = provider.Policy{Base: time.Millisecond, Cap: 5 * time.Millisecon
 
 func newHarness(tb testing.TB, f format, s setup) *harness {
 	tb.Helper()
-	h := &harness{tb: tb, f: f, ws: tb.TempDir()}
+	h := &harness{tb: tb, f: f, ws: s.ws}
+	if h.ws == "" {
+		h.ws = tb.TempDir()
+	}
 	opts := sim.Options{}
 	if s.script != "" {
 		sc, err := sim.ParseScript([]byte(`{"strict":true,"steps":` + s.script + `}`))

@@ -122,6 +122,9 @@ type EvictRequest struct {
 type RewindRequest struct {
 	Op   string `json:"op_id"`
 	Turn int64  `json:"turn"`
+	// Files rewinds the workspace's files too, to their checkpoint when Turn began (capability
+	// rewind-files.v1).
+	Files bool `json:"files,omitempty"`
 }
 
 // ClearRequest is the body of POST /api/conversations/{id}/clear: withdraw every turn.
@@ -134,6 +137,8 @@ type EditResult struct {
 	Seq      int64  `json:"seq"`
 	Survey   Survey `json:"survey"`
 	Replayed bool   `json:"replayed"`
+	// Files is what a rewind with files did to the workspace.
+	Files *FilesRestored `json:"files,omitempty"`
 }
 
 // ForkRequest is the body of POST /api/conversations/{id}/fork: a new conversation inheriting

@@ -90,48 +90,12 @@ type Change struct {
 	NewMode string // empty when deleted
 }
 
-// The kinds of the records the wiring writes for checkpoints, as events. They and the payloads
-// below are proposals: they move to package record when the wiring lands.
-const (
-	KindCheckpoint          = "checkpoint"
-	KindFilesRestoreStarted = "files_restore_started"
-	KindFilesRestored       = "files_restored"
-)
-
-// Event is the payload of a checkpoint record: a snapshot that made a commit, at a turn.
-type Event struct {
-	Turn    int64  `json:"turn"`
-	Commit  string `json:"commit"`
-	Skipped []Skip `json:"skipped,omitempty"`
-}
-
-// RestoreStarted is the payload of a files_restore_started record, written after the safety
-// snapshot and before any file changes: a resume that finds it without a files_restored after it
-// calls Restore again with Target.
+// RestoreStarted is a restore begun: the wiring records it (record.FilesRestoreStarted) after the
+// safety snapshot and before any file changes, and a resume that finds it without a
+// files_restored after it calls Restore again with Target.
 type RestoreStarted struct {
 	Target string `json:"target"`
 	Safety string `json:"safety"`
 	// Turn is the turn the restore rewinds to, when it is part of a rewind.
 	Turn int64 `json:"turn,omitempty"`
-}
-
-// FilesRestored is the payload of a files_restored record: a restore finished.
-type FilesRestored struct {
-	Target      string   `json:"target"`
-	Safety      string   `json:"safety"`
-	Changed     []string `json:"changed,omitempty"`
-	Removed     []string `json:"removed,omitempty"`
-	NotCovered  []Skip   `json:"not_covered,omitempty"`
-	MoreIgnored int      `json:"more_ignored,omitempty"`
-}
-
-// EventOf is the checkpoint record of a snapshot; ok is false when it made no commit (nothing to
-// record).
-func EventOf(c Checkpoint) (e Event, ok bool) {
-	return Event{Turn: c.Turn, Commit: c.Commit, Skipped: c.Skipped}, c.Changed
-}
-
-// FilesRestoredOf is the files_restored record of a restore.
-func FilesRestoredOf(r Restored) FilesRestored {
-	return FilesRestored{Target: r.Target, Safety: r.Safety, Changed: r.Changed, Removed: r.Removed, NotCovered: r.NotCovered, MoreIgnored: r.MoreIgnored}
 }

@@ -169,6 +169,10 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 		}
 	case *record.Failure:
 		p.line(p.err, "rein: %s\n", b.Message)
+	case *record.Checkpoint:
+		if b.Error != "" {
+			p.line(p.err, "rein: no checkpoint of the files at turn %d: %s\n", b.Turn, b.Error)
+		}
 	case *record.Pressure:
 		if b.Limit > 0 {
 			p.line(p.err, "rein: the provider refused the context as too long; this session now keeps to its limit of %d tokens\n", b.Limit)

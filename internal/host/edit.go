@@ -109,7 +109,12 @@ func (s *Server) editRoutes() {
 	})
 	handle("POST /api/conversations/{id}/rewind", func(w http.ResponseWriter, r *http.Request) error {
 		var req api.RewindRequest
-		return s.editWith(w, r, &req, func(c *Conv) (api.EditResult, error) { return c.Rewind(req.Op, req.Turn) })
+		return s.editWith(w, r, &req, func(c *Conv) (api.EditResult, error) {
+			if req.Files {
+				return c.RewindFiles(req.Op, req.Turn)
+			}
+			return c.Rewind(req.Op, req.Turn)
+		})
 	})
 	handle("POST /api/conversations/{id}/clear", func(w http.ResponseWriter, r *http.Request) error {
 		var req api.ClearRequest

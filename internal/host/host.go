@@ -44,6 +44,7 @@ import (
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/api"
+	"github.com/reinhq/rein/internal/checkpoint"
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
@@ -100,6 +101,9 @@ type Config struct {
 	// host has one token, so this is the token holder's rate. 0 means no limit.
 	CreateRate  float64
 	CreateBurst int
+	// Checkpoints is the workspace's shadow repository, when the conversations' agents take
+	// checkpoints: a rewind may then take the files back too (capability rewind-files.v1).
+	Checkpoints *checkpoint.Repo
 }
 
 // The default caps on conversations.

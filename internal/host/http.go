@@ -228,6 +228,9 @@ func (s *Server) capabilities(w http.ResponseWriter, r *http.Request) error {
 		// The agents this host builds take an approver and a model: approvals and model switches.
 		caps = append(caps[:len(caps):len(caps)], api.CapApprovals, api.CapApprovalScope, api.CapModel)
 	}
+	if s.h.cfg.Checkpoints != nil {
+		caps = append(caps[:len(caps):len(caps)], api.CapFiles)
+	}
 	writeJSON(w, 200, api.Capabilities{Version: s.h.cfg.Version, Capabilities: caps})
 	return nil
 }

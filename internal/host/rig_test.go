@@ -18,6 +18,7 @@ import (
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/api"
+	"github.com/reinhq/rein/internal/checkpoint"
 	"github.com/reinhq/rein/internal/client"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/fsys"
@@ -55,6 +56,8 @@ type rigOptions struct {
 	web       fs.FS        // the files served at / (nil: none)
 	// agent, when set, adjusts each conversation's agent configuration before it is built.
 	agent func(cfg *agent.Config)
+	// checkpoints takes checkpoints of the workspace (and offers rewinds with files).
+	checkpoints bool
 }
 
 // caps are the host's caps on conversations (host.Config).
@@ -74,6 +77,7 @@ type rig struct {
 	simSrv *httptest.Server
 	gate   *gate
 
+	repo  *checkpoint.Repo // the workspace's checkpoints, with opts.checkpoints
 	h     *host.Host
 	srv   *httptest.Server
 	conns *host.Gate
@@ -94,6 +98,13 @@ func newRig(t testing.TB, opts rigOptions) *rig {
 	r.sim = sim.New(simOpts)
 	r.simSrv = httptest.NewServer(r.sim)
 	t.Cleanup(r.simSrv.Close)
+	if opts.checkpoints {
+		repo, err := checkpoint.Open(r.root, r.ws, checkpoint.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.repo = repo
+	}
 	r.open()
 	t.Cleanup(r.finish)
 	return r
@@ -122,7 +133,7 @@ func (r *rig) config() host.Config {
 		Root: r.root, Cwd: r.ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test",
 		IdleAfter: r.opts.idleAfter, Log: log, Session: session.Options{FS: r.opts.fs},
 		MaxConversations: r.opts.caps.maxConversations, MaxOpen: r.opts.caps.maxOpen,
-		CreateRate: r.opts.caps.createRate, CreateBurst: r.opts.caps.createBurst,
+		CreateRate: r.opts.caps.createRate, CreateBurst: r.opts.caps.createBurst, Checkpoints: r.repo,
 		NewAgentFor: func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 			if s.Provider != "sim" {
 				return nil, fmt.Errorf("this host talks to provider sim, not %s", s.Provider)
@@ -133,7 +144,7 @@ func (r *rig) config() host.Config {
 				}
 			}
 			cfg := agent.Config{Session: sess, Client: wire, Provider: "sim", Model: s.Model, MaxTokens: 1024,
-				System: "You are under test.", Window: 200_000}
+				System: "You are under test.", Window: 200_000, Checkpoints: r.repo}
 			if r.opts.bash {
 				sh, err := shell.New(r.ws, shell.Options{Grace: 200 * time.Millisecond})
 				if err != nil {

@@ -320,6 +320,8 @@ func (r *reader) value(dst any) {
 		list(r, d)
 	case *[]Span:
 		list(r, d)
+	case *[]SkippedPath:
+		list(r, d)
 	default:
 		panic(fmt.Sprintf("record: no decoder for %T", dst))
 	}

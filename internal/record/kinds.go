@@ -101,6 +101,10 @@ var kinds = map[Kind]struct {
 	KindClosed:         {Event, func() Payload { return new(Closed) }},
 	KindApproval:       {Event, func() Payload { return new(Approval) }},
 	KindMCPServer:      {Event, func() Payload { return new(MCPServer) }},
+
+	KindCheckpoint:          {Event, func() Payload { return new(Checkpoint) }},
+	KindFilesRestoreStarted: {Event, func() Payload { return new(FilesRestoreStarted) }},
+	KindFilesRestored:       {Event, func() Payload { return new(FilesRestored) }},
 }
 
 // ClassOf returns the class of a known kind, and false for an unknown one.
@@ -128,6 +132,7 @@ func Kinds() []Kind {
 		KindRetryScheduled, KindToolStarted, KindToolFinished, KindCancelled, KindQuiesced,
 		KindRepaired, KindNudge, KindHold, KindReleased, KindModelChanged, KindPressure, KindFailure,
 		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval, KindMCPServer,
+		KindCheckpoint, KindFilesRestoreStarted, KindFilesRestored,
 	}
 }
 

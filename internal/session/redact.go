@@ -145,6 +145,13 @@ func (s *Session) redact(p record.Payload) record.Payload {
 		c := *b
 		c.Error = r.Redact(b.Error)
 		return &c
+	case *record.Checkpoint:
+		if b.Error == "" {
+			return p
+		}
+		c := *b
+		c.Error = r.Redact(b.Error)
+		return &c
 	}
 	return p
 }

@@ -78,6 +78,7 @@ type (
 		what   string
 		survey api.Survey
 		err    error
+		files  *api.FilesRestored // what a rewind with files did (files.go)
 	}
 	forkedMsg struct {
 		view api.View
@@ -367,6 +368,9 @@ func (m *Model) answered(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.meter.edited((msg.survey.Bytes + msg.survey.SystemBytes) / 4)
+		if msg.files != nil {
+			m.sb.block(filesLines(msg.files)...)
+		}
 	case forkedMsg:
 		if msg.err != nil {
 			m.sb.notice(bad, "fork refused: %v", say(msg.err))

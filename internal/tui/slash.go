@@ -15,7 +15,7 @@ import (
 var commands = []struct{ name, args, help string }{
 	{"context", "", "the survey: what the context holds, turn by turn, with sizes"},
 	{"evict", "<from> <to> <note>", "take turns from–to out of the context, leaving the note"},
-	{"rewind", "<turn>", "withdraw every turn from <turn> on"},
+	{"rewind", "<turn> [files]", "withdraw turns from <turn> on (files: files too)"},
 	{"clear", "", "withdraw every turn (they stay readable in the transcript)"},
 	{"fork", "[<turn>]", "continue in a new conversation that inherits this context"},
 	{"model", "[<n>|<name>]", "the model and the provider's known models, or switch to one"},
@@ -71,9 +71,12 @@ func (m *Model) slash(line string) tea.Cmd {
 	case "evict":
 		return m.evict(rest, args)
 	case "rewind":
+		if len(args) == 2 && args[1] == "files" {
+			return m.rewindFiles(args[0])
+		}
 		turn, err := strconv.ParseInt(strings.Join(args, ""), 10, 64)
 		if len(args) != 1 || err != nil {
-			m.sb.notice(warn, "usage: /rewind <turn>: withdraws every turn from <turn> on (/context lists them)")
+			m.sb.notice(warn, "usage: /rewind <turn> [files]: withdraws every turn from <turn> on (/context lists them); with files, the workspace's files too")
 			return nil
 		}
 		return m.editCmd("rewind", api.CapEdits, func(ctx context.Context, e Editor, conv, op string) (api.Survey, error) {
@@ -199,7 +202,7 @@ func (m *Model) editCmd(what, capability string, do func(ctx context.Context, e 
 	e, opID := m.edit, m.opt.NewOp()
 	return m.enqueue(op{kind: opEdit, run: func(ctx context.Context, conv string) tea.Msg {
 		sv, err := do(ctx, e, conv, opID)
-		return editedMsg{what, sv, err}
+		return editedMsg{what: what, survey: sv, err: err}
 	}})
 }
 

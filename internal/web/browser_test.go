@@ -23,6 +23,7 @@ import (
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/api"
+	"github.com/reinhq/rein/internal/checkpoint"
 	"github.com/reinhq/rein/internal/fold"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider/anthropic"
@@ -94,6 +95,7 @@ func TestWebChat(t *testing.T) {
 	t.Run("ApprovalDenyRefusesTheCall", func(t *testing.T) { testApprovalDeny(t, browser) })
 	t.Run("StopEndsTheApprovalWait", func(t *testing.T) { testApprovalStop(t, browser) })
 	t.Run("EvictAndForkFromThePanel", func(t *testing.T) { testEvictAndFork(t, browser) })
+	t.Run("RewindFilesFromThePanel", func(t *testing.T) { testRewindFiles(t, browser) })
 }
 
 // approvalShown is a script that is true when one call waits for approval, shown both inline in
@@ -498,6 +500,7 @@ type rig struct {
 	addr  string
 	token string
 	tab   context.Context
+	ws    string // the conversations' workspace
 }
 
 // newRig wires a host the way cmd/rein/serve.go does, with the simulator playing script (a JSON
@@ -510,6 +513,13 @@ func newRig(t testing.TB, browser context.Context, script string) *rig {
 // newRigMode is newRig under permission mode (tool.ModeAsk puts calls to the person through the
 // host's approver, as rein serve --permission-mode ask does).
 func newRigMode(t testing.TB, browser context.Context, script string, mode tool.Mode) *rig {
+	t.Helper()
+	return newRigWith(t, browser, script, mode, false)
+}
+
+// newRigWith is newRigMode, with checkpoints of the workspace when files is set (as rein serve
+// takes them by default).
+func newRigWith(t *testing.T, browser context.Context, script string, mode tool.Mode, files bool) *rig {
 	t.Helper()
 	opts := sim.Options{Delay: 2 * time.Millisecond}
 	if script != "" {
@@ -524,8 +534,17 @@ func newRigMode(t testing.TB, browser context.Context, script string, mode tool.
 	t.Cleanup(simSrv.Close)
 	client := anthropic.New(anthropic.Config{BaseURL: simSrv.URL, APIKey: "sim", HTTPClient: simSrv.Client()})
 	ws := t.TempDir()
-	r.cfg = host.Config{
-		Root: t.TempDir(), Cwd: ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test",
+	r.ws = ws
+	root := t.TempDir()
+	var repo *checkpoint.Repo
+	if files {
+		var err error
+		if repo, err = checkpoint.Open(root, ws, checkpoint.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.cfg = host.Config{Checkpoints: repo,
+		Root: root, Cwd: ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test",
 		NewAgentFor: func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 			sh, err := shell.New(ws, shell.Options{})
 			if err != nil {
@@ -543,7 +562,7 @@ func newRigMode(t testing.TB, browser context.Context, script string, mode tool.
 			return agent.New(agent.Config{
 				Session: sess, Client: client, Provider: "sim", Model: s.Model, MaxTokens: 4096,
 				System: "You are tested.", Runner: &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: mode}, Approver: s.Approver},
-				Doors: agent.Doors(), Window: 200_000,
+				Doors: agent.Doors(), Window: 200_000, Checkpoints: repo,
 			}), nil
 		},
 	}

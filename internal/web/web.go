@@ -19,6 +19,7 @@
 //   - rich.js, rich.css: a reply's markdown (tables, lists, links opened safely, highlighted code)
 //     and the copy buttons, by the vendored marked, DOMPurify and highlight.js (vendor/README.md
 //     says which versions, their licences, and why they render in the page)
+//   - files.js: what a rewind with the files too (rewind-files.v1) did to the workspace
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //

@@ -59,6 +59,7 @@ const approvalsCap = () => S.caps.has("approvals.v1");
 const surveyCtl = {
   edits: () => S.caps.has("context-edits.v1"),
   fork: () => S.caps.has("fork.v1"),
+  files: () => S.caps.has("rewind-files.v1"),
   editable: () => !!S.current && !working(S.state) && S.online,
   onFork: (v) => {
     if (!S.convs.some((c) => c.id === v.id)) S.convs.unshift(v);

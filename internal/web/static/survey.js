@@ -5,6 +5,7 @@
 
 import { request, newOp } from "./api.js";
 import { el, bytes, prose, residueOf, residueBlock } from "./markup.js";
+import { filesSummary } from "./files.js";
 
 // NOTE_MAX is the most bytes an eviction's note may have (fold.NoteMax).
 export const NOTE_MAX = 240;
@@ -32,6 +33,7 @@ export async function loadSurvey(conv, body, ctl = {}) {
   const rows = sv.rows || [];
   const edits = !!(ctl.edits && ctl.edits());
   const forks = !!(ctl.fork && ctl.fork());
+  const files = !!(ctl.files && ctl.files()); // rewind-files.v1: a rewind may take the files too
   const path = (what) => `/api/conversations/${encodeURIComponent(conv)}/${what}`;
   const refused = el("p", { class: "error ctx-error", role: "alert", hidden: true });
   const again = () => loadSurvey(conv, body, ctl);
@@ -132,7 +134,12 @@ export async function loadSurvey(conv, body, ctl = {}) {
             el("button", { type: "button", class: "link ctx-edit ctx-evict", "aria-label": `Evict turns ${span(r)}…`, onclick: () => openEvict(r) }, "Evict…"),
             el("button", { type: "button", class: "link ctx-edit ctx-rewind", "aria-label": `Rewind to turn ${r.from}`, onclick: async () => {
               if (await edit("rewind", "The rewind", { turn: r.from })) again();
-            } }, "Rewind to here")) : null,
+            } }, "Rewind to here"),
+            files ? el("button", { type: "button", class: "link ctx-edit ctx-rewind-files", "aria-label": `Rewind to turn ${r.from}, files too`, onclick: async () => {
+              const res = await edit("rewind", "The rewind", { turn: r.from, files: true });
+              if (res) await again();
+              if (res && res.files) body.prepend(filesSummary(res.files));
+            } }, "Rewind files too") : null) : null,
         ),
       ),
     ),
