@@ -100,6 +100,7 @@ var kinds = map[Kind]struct {
 	KindRenamed:        {Event, func() Payload { return new(Renamed) }},
 	KindClosed:         {Event, func() Payload { return new(Closed) }},
 	KindApproval:       {Event, func() Payload { return new(Approval) }},
+	KindHook:           {Event, func() Payload { return new(Hook) }},
 }
 
 // ClassOf returns the class of a known kind, and false for an unknown one.
@@ -126,7 +127,7 @@ func Kinds() []Kind {
 		KindSessionStarted, KindSessionResumed, KindTurnStarted, KindUsage, KindProviderError,
 		KindRetryScheduled, KindToolStarted, KindToolFinished, KindCancelled, KindQuiesced,
 		KindRepaired, KindNudge, KindHold, KindReleased, KindModelChanged, KindPressure, KindFailure,
-		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval,
+		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval, KindHook,
 	}
 }
 
@@ -390,11 +391,23 @@ type Nudge struct {
 	Count  int    `json:"count"`
 }
 
-// Hold parks the agent with its tool window open.
-type Hold struct{}
+// Hold parks the agent with its tool window open: the call CallID was not run, nor any after it in
+// its batch, and the calls before it keep the results their tool_finished events kept. Reason says
+// why, By who held it ("hook", or "approval" for a person's approval nobody answered). A record
+// written before these fields existed says none of them.
+type Hold struct {
+	CallID string `json:"call_id,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	By     string `json:"by,omitempty"`
+}
 
-// Released ends a hold.
-type Released struct{}
+// Released ends a hold: the held window is entered again, its calls put to the hooks and the
+// person again, then run or refused. By says who released it (a resume, a message, a person in a
+// UI); Op is the host operation that asked.
+type Released struct {
+	By string `json:"by,omitempty"`
+	Op string `json:"op,omitempty"`
+}
 
 // ModelChanged records a switch of provider or model; Op is the host operation that asked for
 // it, when a person did.

@@ -61,6 +61,7 @@ func samples() map[Kind]Payload {
 		KindRenamed:        &Renamed{Title: "t", Op: "op3"},
 		KindClosed:         &Closed{Op: "op4"},
 		KindApproval:       &Approval{CallID: "call_1", Name: "bash", Args: `{"command":"ls"}`, State: "denied", By: "user", Op: "op5"},
+		KindHook:           &Hook{Event: "pre_tool", Command: "./guard.sh", Source: "/w/.rein/config.toml", CallID: "call_1", Tool: "bash", Decision: "refuse", Reason: "no push to main", ExitCode: intp(2), DurationMs: 14},
 	}
 }
 

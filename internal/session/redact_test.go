@@ -60,6 +60,7 @@ var payloads = map[record.Kind]func() record.Payload{
 	record.KindRenamed:          func() record.Payload { return new(record.Renamed) },
 	record.KindClosed:           func() record.Payload { return new(record.Closed) },
 	record.KindApproval:         func() record.Payload { return new(record.Approval) },
+	record.KindHook:             func() record.Payload { return new(record.Hook) },
 }
 
 // structural lists the fields a secret may stay in: identifiers, names, states, paths and binary
@@ -89,6 +90,8 @@ var structural = map[string]bool{
 	"submission.attachments.media_type": true, "submission.attachments.data": true,
 	"stop.op": true, "stop.withdrawn": true, "renamed.op": true, "closed.op": true,
 	"approval.call_id": true, "approval.name": true, "approval.state": true, "approval.by": true, "approval.op": true,
+	"hold.call_id": true, "hold.by": true, "released.by": true, "released.op": true,
+	"hook.event": true, "hook.call_id": true, "hook.tool": true, "hook.decision": true,
 	// Parts: the type, ids and names, binary data (images, redacted thinking; an OpenAI reasoning
 	// item, dropped when anything in it would be redacted), and a signature (a thinking block
 	// whose words change loses it).
