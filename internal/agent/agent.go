@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/hook"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
@@ -61,6 +62,9 @@ type Config struct {
 	// Sandbox says the OS sandbox the tools' commands run under, recorded with the session's
 	// start and each resume ("" records nothing).
 	Sandbox string
+	// Hooks are the person's hooks (package hook); nil runs none. New binds them to the session
+	// and makes the runner's gate of their pre_tool hooks.
+	Hooks *hook.Set
 }
 
 // Door is a tool that reads or edits the session it runs in.
@@ -73,8 +77,9 @@ type Door interface {
 
 // Agent runs exchanges on one session. TakeUp is not reentrant: one exchange at a time.
 type Agent struct {
-	cfg  Config
-	sess *session.Session
+	cfg   Config
+	sess  *session.Session
+	hooks *hook.Set // cfg.Hooks bound to the session, or nil
 
 	mu       sync.Mutex
 	pending  []Steer // steering waiting for the next turn boundary
@@ -104,7 +109,16 @@ func New(cfg Config) *Agent {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Agent{cfg: cfg, sess: cfg.Session}
+	a := &Agent{cfg: cfg, sess: cfg.Session}
+	if cfg.Hooks != nil && len(cfg.Hooks.Hooks) > 0 {
+		a.hooks = cfg.Hooks.Bind(a.sess.ID(), func() int64 { return a.sess.Snapshot().Newest() })
+		if cfg.Runner != nil && a.hooks.Has(record.HookPreTool) {
+			r := *cfg.Runner
+			r.Gate = a.hooks
+			a.cfg.Runner = &r
+		}
+	}
+	return a
 }
 
 // Session returns the session the agent writes.
@@ -112,7 +126,7 @@ func (a *Agent) Session() *session.Session { return a.sess }
 
 // Outcome is how an exchange ended.
 type Outcome struct {
-	Reason string // fold.Replied, Cancelled, Aborted, Limit
+	Reason string // fold.Replied, Cancelled, Aborted, Limit, or Held (not quiesced: parked)
 	Err    error  // the error behind Aborted
 	// Withdrawn is steering that was still waiting when the exchange ended; it was not delivered.
 	Withdrawn []Steer
@@ -151,7 +165,7 @@ func (a *Agent) takePending() []Steer {
 // resumed. It is what a resume does before accepting anything.
 func (a *Agent) Settle(cwd, version string) error {
 	st := a.sess.Snapshot()
-	if st.InFlight() || !st.IsReady() {
+	if (st.InFlight() || !st.IsReady()) && !st.Parked() { // a held window stays held
 		if err := a.quiesce(fold.Crashed); err != nil {
 			return err
 		}
@@ -183,7 +197,15 @@ func (a *Agent) Begin(p Prompt) error {
 	if err := a.settle(); err != nil {
 		return err
 	}
-	return a.sess.Append(&record.UserPrompt{Turn: a.sess.Snapshot().Next(), Text: p.Text, Attachments: p.Attachments, Submission: p.Submission})
+	before, after, refused := a.promptHooks(p.Text)
+	if refused != "" {
+		if err := a.sess.Commit(before...); err != nil {
+			return err
+		}
+		return &PromptRefused{Reason: refused}
+	}
+	ps := append(before, &record.UserPrompt{Turn: a.sess.Snapshot().Next(), Text: p.Text, Attachments: p.Attachments, Submission: p.Submission})
+	return a.sess.Append(append(ps, after...)...)
 }
 
 // settle makes a fresh prompt admissible before an exchange is taken up: it quiesces what a
@@ -204,11 +226,21 @@ func (a *Agent) settle() error {
 // Continue runs the exchange a Begin took up. It never returns until a fresh prompt is
 // admissible, however the exchange ended: a reply, a Stop (ctx cancelled), a provider error, a
 // panic, or the turn limit.
-func (a *Agent) Continue(ctx context.Context) (out Outcome) {
+func (a *Agent) Continue(ctx context.Context) Outcome {
+	return a.exchange(func() (string, error) { return a.deliberate(ctx) })
+}
+
+// exchange runs body, the rest of an exchange, and quiesces however it ended, unless it parked on
+// a held call.
+func (a *Agent) exchange(body func() (string, error)) (out Outcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = Outcome{Reason: fold.Aborted, Err: fmt.Errorf("the loop panicked: %v\n%s", r, debug.Stack())}
 			_ = a.sess.Append(&record.Failure{Message: fmt.Sprintf("the loop panicked: %v", r)})
+		}
+		if out.Reason == Held && a.sess.Snapshot().Parked() {
+			out.Withdrawn = a.takePending()
+			return
 		}
 		if err := a.quiesce(out.Reason); err != nil && out.Err == nil {
 			out.Err = err
@@ -218,7 +250,7 @@ func (a *Agent) Continue(ctx context.Context) (out Outcome) {
 			out.Err = errors.New("the exchange ended with tool results still owed (a harness bug)")
 		}
 	}()
-	reason, err := a.deliberate(ctx)
+	reason, err := body()
 	return Outcome{Reason: reason, Err: err}
 }
 
@@ -237,7 +269,7 @@ func (a *Agent) quiesce(reason string) error {
 }
 
 func (a *Agent) deliberate(ctx context.Context) (string, error) {
-	nudges := 0
+	nudges, continued := 0, 0
 	retriedContext := false
 	for turns := 0; ; turns++ {
 		if ctx.Err() != nil {
@@ -312,9 +344,17 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 			case ctx.Err() != nil:
 				return fold.Cancelled, nil
 			}
+			if goOn, err := a.stopHooks(ctx, &continued); err != nil {
+				return fold.Aborted, err
+			} else if goOn {
+				continue
+			}
 			return fold.Replied, nil
 		}
 		if err := a.runBatch(ctx, calls); err != nil {
+			if errors.Is(err, errHeld) {
+				return Held, nil
+			}
 			return fold.Aborted, err
 		}
 		if ctx.Err() != nil {
