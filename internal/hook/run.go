@@ -27,7 +27,7 @@ const (
 // ran is how one hook process ended.
 type ran struct {
 	stdout, stderr string
-	exit           int  // the exit status, or -1 when killed by a signal or never started
+	exit           int // the exit status, or -1 when killed by a signal or never started
 	signal         string
 	startErr       error
 	timedOut       bool
@@ -181,4 +181,3 @@ func (c *capped) String() string {
 	}
 	return c.buf.String()
 }
-
