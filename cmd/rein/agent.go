@@ -27,6 +27,7 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 		Session: sess, Client: wired.client, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
 		Thinking: wired.thinking, Effort: wired.effort, System: agent.SystemPrompt(ws) + sandboxNote(f.sandbox.chosen), Runner: runner,
 		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window, Sandbox: f.sandbox.chosen.String(),
+		Hooks: f.hooks,
 	}
 	if lim, ok := f.children.limits(); ok {
 		// A child is a session beside its parent's, on the same provider, with tools of its own.

@@ -157,6 +157,8 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 		}
 	case *record.Failure:
 		p.line(p.err, "rein: %s\n", b.Message)
+	case *record.Hook, *record.Hold, *record.Released:
+		p.control(b)
 	case *record.Pressure:
 		if b.Limit > 0 {
 			p.line(p.err, "rein: the provider refused the context as too long; this session now keeps to its limit of %d tokens\n", b.Limit)

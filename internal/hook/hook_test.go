@@ -336,3 +336,13 @@ func TestHookEndsWhenReinDies(t *testing.T) {
 	_ = cmd.Wait()
 	assertGone(t, pids)
 }
+
+// A hook's duration is measured and recorded.
+func TestDurationRecorded(t *testing.T) {
+	dir := t.TempDir()
+	p := script(t, dir, "slow.sh", "sleep 0.2\n")
+	g := set(dir, pre(p)).Before(context.Background(), bashCall, tool.Access{})
+	if n := g.Notes[0].(*record.Hook); n.DurationMs < 200 {
+		t.Errorf("a hook that slept 200ms took %dms", n.DurationMs)
+	}
+}

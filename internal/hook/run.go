@@ -37,9 +37,9 @@ type ran struct {
 
 // execute runs command with bash in dir, payload on its standard input, until it exits, its
 // timeout passes or ctx is done, in a process group of its own that is killed once it ends.
-func execute(ctx context.Context, bash, dir, command string, env []string, payload []byte, timeout, grace time.Duration, now func() time.Time) ran {
+func execute(ctx context.Context, bash, dir, command string, env []string, payload []byte, timeout, grace time.Duration, now func() time.Time) (r ran) {
 	start := now()
-	r := ran{exit: -1}
+	r.exit = -1
 	defer func() { r.duration = now().Sub(start) }()
 
 	lifeR, lifeW, err := os.Pipe()
