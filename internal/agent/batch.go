@@ -46,8 +46,8 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		a.sess.Publish(session.Live{Kind: "tool_start", CallID: c.ID, Name: c.Name, Text: string(c.Args)})
 		start := a.cfg.Now()
 		res, extra := a.runOne(ctx, turn, c)
-		if res.Held {
-			return a.hold(c, res, "hook")
+		if res.Held != "" {
+			return a.hold(c, res)
 		}
 		res = a.afterTool(ctx, c, res)
 		after = append(after, extra...)

@@ -26,8 +26,8 @@ var errHeld = errors.New("the tool window is held")
 
 // hold parks the session on call c, which the gate held: the gate's notes and the hold event, in
 // one synced write. Nothing at or after c has run.
-func (a *Agent) hold(c tool.Call, res tool.Result, by string) error {
-	ps := append(res.Notes, &record.Hold{CallID: c.ID, Reason: res.Content, By: by})
+func (a *Agent) hold(c tool.Call, res tool.Result) error {
+	ps := append(res.Notes, &record.Hold{CallID: c.ID, Reason: res.Content, By: res.Held})
 	if err := a.sess.Commit(ps...); err != nil {
 		return err
 	}

@@ -64,6 +64,8 @@ func (s *State) applyHold(seq int64, b *record.Hold) {
 	s.parked = true
 	s.parking = Parking{CallID: b.CallID, Reason: b.Reason, By: b.By, Seq: seq}
 	s.started.del(b.CallID)
+	// An approval the hold ends is no longer asked: a release asks the person again.
+	s.asked = slices.DeleteFunc(slices.Clone(s.asked), func(a Approval) bool { return a.CallID == b.CallID })
 }
 
 // unpark ends a hold: by a release, or by the window being answered.

@@ -78,6 +78,11 @@ func (c *Conv) approver(sess *session.Session) tool.Approver {
 			select {
 			case <-wake:
 			case <-ctx.Done():
+				if c.h.ctx.Err() != nil {
+					// The host is stopping, not the person: the call is held, and the person is
+					// asked again once the conversation is released, after the restart.
+					return false, tool.ErrPark
+				}
 				return false, ctx.Err()
 			}
 		}

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"context"
+	"errors"
 
 	"github.com/reinhq/rein/internal/record"
 )
@@ -9,6 +10,11 @@ import (
 // Hold is the verdict of a gate that parks the session on a call: it is not run, and the session
 // waits, its tool window open, until a release asks again or a Stop settles it (DESIGN §7).
 const Hold Verdict = Deny + 1
+
+// ErrPark is an Approver's answer when nobody can answer now and the call is to be held instead
+// of refused (a host shutting down while the person has not answered): the session parks on it,
+// and a release asks the person again.
+var ErrPark = errors.New("the approval is parked: nobody can answer it now")
 
 // Gate is asked about every call before the policy (rein's pre_tool hooks, package hook). Its
 // answer is Allow (the policy decides), Ask (the person decides, as the policy's ask does), Deny

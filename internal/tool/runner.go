@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/reinhq/rein/internal/record"
@@ -76,7 +77,7 @@ func (r *Runner) Judge(ctx context.Context, call Call, a Access) (Result, bool) 
 	case g.Verdict == Deny:
 		return with(Denied("refused by a hook: " + g.Reason)), false
 	case g.Verdict == Hold:
-		return with(Result{Content: g.Reason, IsError: true, Outcome: record.NotExecuted, Held: true}), false
+		return with(Result{Content: g.Reason, IsError: true, Outcome: record.NotExecuted, Held: "hook"}), false
 	}
 	d := r.Policy.Decide(call.Name, a)
 	if g.Verdict == Ask && d.Verdict == Allow {
@@ -104,6 +105,8 @@ func (r *Runner) ask(ctx context.Context, call Call, d Decision) (res Result, ok
 	}
 	yes, err := r.Approver.Approve(ctx, call)
 	switch {
+	case errors.Is(err, ErrPark):
+		return Result{Content: "the person's approval was not answered before the host stopped (" + d.Reason + ")", IsError: true, Outcome: record.NotExecuted, Held: "approval"}, false
 	case ctx.Err() != nil:
 		return notExecuted("the session was stopped while the call waited for approval"), false
 	case err != nil:

@@ -26,9 +26,10 @@ type Result struct {
 	IsError  bool
 	Outcome  record.Outcome
 	ExitCode *int
-	// Held says a gate held the call (Verdict Hold): it was not run, Content says why, and the
-	// session parks on it instead of answering it.
-	Held bool
+	// Held, when set, says who held the call ("hook": a gate's Verdict Hold; "approval": an
+	// approver's ErrPark): it was not run, Content says why, and the session parks on it instead
+	// of answering it.
+	Held string
 	// Notes are records of what was decided about the call (the hooks' answers), for the agent
 	// to write before the call's answer.
 	Notes []record.Payload
