@@ -65,6 +65,9 @@ type Config struct {
 	// Hooks are the person's hooks (package hook); nil runs none. New binds them to the session
 	// and makes the runner's gate of their pre_tool hooks.
 	Hooks *hook.Set
+	// NoHold answers a held call denied, with the reason, instead of parking: an agent nobody can
+	// release (a child agent, whose parent waits for its reply) never parks.
+	NoHold bool
 }
 
 // Door is a tool that reads or edits the session it runs in.

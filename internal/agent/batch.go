@@ -46,7 +46,9 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		a.sess.Publish(session.Live{Kind: "tool_start", CallID: c.ID, Name: c.Name, Text: string(c.Args)})
 		start := a.cfg.Now()
 		res, extra := a.runOne(ctx, turn, c)
-		if res.Held != "" {
+		if res.Held != "" && a.cfg.NoHold {
+			res = tool.Result{Content: "refused: the call was held (" + res.Content + "), and a child agent cannot wait for a release", IsError: true, Outcome: record.Denied, Notes: res.Notes}
+		} else if res.Held != "" {
 			return a.hold(c, res)
 		}
 		res = a.afterTool(ctx, c, res)

@@ -85,6 +85,8 @@ func (m *Model) slash(line string) tea.Cmd {
 		return m.fork(args)
 	case "model":
 		return m.setModel(args)
+	case "release": // said by the status line while a call is held (held.go), not by /help
+		return m.release()
 	case "sessions":
 		return m.fetchList(listForSessions)
 	case "resume":

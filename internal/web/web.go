@@ -12,6 +12,7 @@
 //   - timeline.js, markup.js, survey.js: rendering records, live material, residues, the survey
 //     and the person's context edits (evict, rewind, clear, fork)
 //   - approvals.js: a tool call waiting for the person's approval, with Allow and Deny
+//   - held.js: a conversation parked on a held tool call, with its reason and Release
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //
