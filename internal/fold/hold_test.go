@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -81,4 +83,32 @@ func TestHoldJudgement(t *testing.T) {
 			t.Fatalf("phase %s", l.s.Phase())
 		}
 	})
+}
+
+// holdStep is the property test's hold and release: a hold is admitted exactly on an owed call
+// that has not finished while no hold stands; while one stands, a call starting is refused and a
+// release admitted.
+func (a *agent) holdStep() {
+	l, s := a.l, a.l.s
+	if s.Parked() {
+		p, _ := s.Parking()
+		if err := l.try(&record.ToolStarted{CallID: p.CallID, Name: s.CallName(p.CallID)}); err == nil {
+			a.t.Fatalf("call %s started while held", p.CallID)
+		}
+		if rapid.Bool().Draw(a.t, "release") {
+			l.add(&record.Released{By: "resume"})
+		}
+		return
+	}
+	ids := append(s.Owed(), "c-unknown")
+	id := rapid.SampledFrom(ids).Draw(a.t, "held call")
+	_, finished := s.Finished(id)
+	want := s.Phase() == AwaitingToolResults && id != "c-unknown" && !finished
+	err := l.try(&record.Hold{CallID: id, Reason: "review", By: "hook"})
+	if (err == nil) != want {
+		a.t.Fatalf("hold of %s judged wrongly (want admitted %v): %v", id, want, err)
+	}
+	if err == nil && (s.IsReady() || s.Started(id)) {
+		a.t.Fatalf("after the hold of %s: ready %v, started %v", id, s.IsReady(), s.Started(id))
+	}
 }

@@ -346,3 +346,40 @@ func TestDurationRecorded(t *testing.T) {
 		t.Errorf("a hook that slept 200ms took %dms", n.DurationMs)
 	}
 }
+
+// FuzzJudge: whatever a hook prints and however it exits, rein's reading of it is one of the
+// event's decisions, and a pass only ever comes from exit 0 with nothing printed or an answer
+// that says pass.
+func FuzzJudge(f *testing.F) {
+	f.Add("", "", 0)
+	f.Add(`{"decision":"refuse","reason":"no"}`, "", 0)
+	f.Add(`{"decision":"hold"}`, "", 0)
+	f.Add("", "no pushing", 2)
+	f.Add("yes", "", 0)
+	f.Add(`{"decision":"pass","context":"x","error":true}`, "", 0)
+	f.Add(`{"decision":"continue"}`, "", 0)
+	f.Add(`{"decision":"pass"} {}`, "", 1)
+	f.Fuzz(func(t *testing.T, stdout, stderr string, exit int) {
+		for _, ev := range []string{record.HookPreTool, record.HookPostTool, record.HookPrompt, record.HookStop} {
+			a := judge(Hook{Event: ev, Command: "h", Timeout: time.Second}, ran{stdout: stdout, stderr: stderr, exit: exit})
+			ok := false
+			for _, d := range allowed[ev] {
+				ok = ok || d == a.decision
+			}
+			if !ok {
+				t.Fatalf("%s: decision %q is not one a %s hook gives", ev, a.decision, ev)
+			}
+			if a.decision == record.HookPass && a.failed == "" {
+				if exit != 0 {
+					t.Fatalf("%s: exit %d read as a pass", ev, exit)
+				}
+				if strings.TrimSpace(stdout) != "" && !strings.Contains(stdout, "pass") && !strings.Contains(stdout, "{") {
+					t.Fatalf("%s: %q read as a pass", ev, stdout)
+				}
+			}
+			if a.decision != record.HookPass && ev != record.HookStop && strings.TrimSpace(a.reason) == "" {
+				t.Fatalf("%s: decision %s without a reason", ev, a.decision)
+			}
+		}
+	})
+}
