@@ -275,3 +275,24 @@ func TestPromptHook(t *testing.T) {
 		}
 	})
 }
+
+// An agent nobody can release (a child agent: Beside sets NoHold) answers a held call denied with
+// the reason, and its exchange goes on.
+func TestNoHoldRefusesInstead(t *testing.T) {
+	eachFormat(t, func(t *testing.T, f format) {
+		h := newHarness(t, f, setup{script: steps(bashStep("", "touch held"), textStep("Understood."))})
+		h.cfg.Hooks = hooksIn(t, h.ws, hook.Hook{Event: record.HookPreTool, Command: holdUnlessApproved})
+		h.cfg.NoHold = true
+		h.a = agent.New(h.cfg)
+		if out := h.run(context.Background(), "touch"); out.Reason != fold.Replied || out.Err != nil {
+			t.Fatalf("outcome %+v", out)
+		}
+		res := lastResults(t, h.records())
+		if res[0].Outcome != record.Denied || !strings.Contains(res[0].Content, "waiting for a review") {
+			t.Errorf("result %+v", res[0])
+		}
+		if n := len(ofKind(h.records(), record.KindHold)); n != 0 {
+			t.Errorf("%d holds recorded", n)
+		}
+	})
+}
