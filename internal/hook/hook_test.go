@@ -383,3 +383,13 @@ func FuzzJudge(f *testing.F) {
 		}
 	})
 }
+
+// A hook never sees a provider's key.
+func TestNoSecretsInTheEnvironment(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+	dir := t.TempDir()
+	p := script(t, dir, "env.sh", `[ -z "$ANTHROPIC_API_KEY" ] || { echo "saw the key" >&2; exit 2; }`+"\n")
+	if g := set(dir, pre(p)).Before(context.Background(), bashCall, tool.Access{}); g.Verdict != tool.Allow {
+		t.Fatalf("verdict %v: %s", g.Verdict, g.Reason)
+	}
+}

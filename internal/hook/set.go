@@ -6,12 +6,27 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/tool"
+	"github.com/reinhq/rein/internal/tool/shell"
 )
+
+// hookEnv is rein's environment without the secrets no command is given (shell.SecretEnv): a
+// hook, a project's too, never sees a provider's key.
+func hookEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(shell.SecretEnv, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
 
 // Set is the hooks one session runs, with what their payloads say about the session. A Set is a
 // value: the agent makes its own copy with the session's id and turn (Bind).
@@ -122,7 +137,7 @@ func (s *Set) run(ctx context.Context, h Hook, p payload) answer {
 	if now == nil {
 		now = time.Now
 	}
-	env := append(os.Environ(), "REIN_HOOK_EVENT="+h.Event, "REIN_SESSION="+s.Session, "REIN_WORKSPACE="+s.Workspace)
+	env := append(hookEnv(os.Environ()), "REIN_HOOK_EVENT="+h.Event, "REIN_SESSION="+s.Session, "REIN_WORKSPACE="+s.Workspace)
 	r := execute(ctx, bash, s.Workspace, h.Command, env, in, h.Timeout, grace, now)
 	a := judge(h, r)
 	a.note = &record.Hook{Event: h.Event, Command: h.Command, Source: h.Source, CallID: p.CallID, Tool: p.Tool,
