@@ -85,6 +85,9 @@ func TestHeldSessionSurvivesExit(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.SplitN(js.stdout, "\n", 2)[0]), &row); err != nil || !row.Parked || row.HoldReason != "waiting for review" {
 		t.Fatalf("sessions --json: %v %+v\n%s", err, row, js)
 	}
+	if res := sb.rein(t, "doctor", sb.records(t)[0]); res.code != 0 || !strings.Contains(res.stdout, "parked on the held call") {
+		t.Errorf("doctor of a held session: %s", res)
+	}
 	if res := sb.rein(t, "resume", row.ID, "--sim-delay", "0"); res.code != exitParked {
 		t.Fatalf("resume under a standing hold: %s", res)
 	}

@@ -302,7 +302,11 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		return exitf(exitStopped, "")
 	case res.Reason == agent.Held:
 		p, _ := sess.Snapshot().Parking()
-		return exitf(exitParked, "the call %s is held: %s\n  nothing at or after it ran; the session is parked and resumable:\n  rein resume %s asks again and runs it or refuses it; rein resume %s --stop answers it not_executed", p.CallID, p.Reason, sess.ID(), sess.ID())
+		undelivered := ""
+		for _, w := range res.Withdrawn {
+			undelivered += fmt.Sprintf("\n  your message was not delivered (send it again once released): %s", oneLine(errors.New(w.Text)))
+		}
+		return exitf(exitParked, "the call %s is held: %s\n  nothing at or after it ran; the session is parked and resumable:\n  rein resume %s asks again and runs it or refuses it; rein resume %s --stop answers it not_executed%s", p.CallID, p.Reason, sess.ID(), sess.ID(), undelivered)
 	case res.Reason == fold.Limit:
 		if !f.asJSON {
 			return exitf(exitLimit, "to go on: rein resume %s \"continue\"", sess.ID()) // the limit was printed as recorded
