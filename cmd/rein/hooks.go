@@ -246,6 +246,47 @@ hook answers.`,
 		},
 	}
 	trust.Flags().StringVar(&cwd, "cwd", "", "the workspace (default: the current directory)")
-	cmd.AddCommand(list, trust)
+	cmd.AddCommand(list, trust, newImportClaudeCmd())
 	return cmd
+}
+
+func newImportClaudeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "import-claude <settings.json>",
+		Short: "Print Claude Code's hooks settings as rein's, to add to a config file",
+		Long: `import-claude reads the "hooks" object of a Claude Code settings file
+(~/.claude/settings.json, or a project's .claude/settings.json) and prints the hooks
+rein can run as rein's [[hooks.…]] tables, for its config file or the project's
+.rein/config.toml. It writes nothing itself. What it cannot take over (other events,
+matchers written as regular expressions, tools rein does not have) is said on
+standard error.
+
+A hook written for Claude Code reads its payload by Claude Code's names; rein's payload
+carries hook_event_name, session_id, cwd and tool_input beside its own. Exit 0 and
+exit 2 mean the same in both; a JSON answer must be rein's (the README's Hooks section).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := os.ReadFile(args[0])
+			if err != nil {
+				return exitf(exitUsage, "%v", err)
+			}
+			c, skipped, err := hook.ImportClaude(b)
+			if err != nil {
+				return exitf(exitUsage, "%s: %v", args[0], err)
+			}
+			for _, s := range skipped {
+				fmt.Fprintf(cmd.ErrOrStderr(), "rein: not imported: %s\n", s)
+			}
+			if c.Empty() {
+				return exitf(exitFailed, "%s has no hooks rein can run", args[0])
+			}
+			if _, err := hook.Compile(c, args[0]); err != nil {
+				return exitf(exitFailed, "%v", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "# rein hooks imported from %s\n", args[0])
+			return toml.NewEncoder(cmd.OutOrStdout()).Encode(struct {
+				Hooks hook.Config `toml:"hooks"`
+			}{c})
+		},
+	}
 }

@@ -193,3 +193,22 @@ func TestUntrustedProjectHooksRunNothing(t *testing.T) {
 		t.Error("a changed project hooks file ran without being trusted again")
 	}
 }
+
+// rein hooks import-claude prints Claude Code's hooks as rein's tables, which rein's own config
+// loader reads back: rein hooks list shows them.
+func TestImportClaudeHooks(t *testing.T) {
+	sb := newSandbox(t)
+	settings := filepath.Join(sb.ws, "settings.json")
+	if err := os.WriteFile(settings, []byte(`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"./guard.sh","timeout":30}]}],"Notification":[{"hooks":[{"type":"command","command":"x"}]}]}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := sb.rein(t, "hooks", "import-claude", settings)
+	if res.code != 0 || !strings.Contains(res.stderr, "not imported: Notification") {
+		t.Fatalf("import: %s", res)
+	}
+	sb.writeUserConfig(t, res.stdout)
+	l := sb.rein(t, "hooks", "list")
+	if l.code != 0 || !strings.Contains(l.stdout, "pre_tool  bash") || !strings.Contains(l.stdout, "./guard.sh") || !strings.Contains(l.stdout, "30s") {
+		t.Fatalf("hooks list after the import: %s", l)
+	}
+}

@@ -31,10 +31,10 @@ import (
 //	command = "./scripts/guard.sh"
 //	timeout_sec = 10
 type Config struct {
-	PreTool  []Spec `toml:"pre_tool"`
-	PostTool []Spec `toml:"post_tool"`
-	Prompt   []Spec `toml:"prompt"`
-	Stop     []Spec `toml:"stop"`
+	PreTool  []Spec `toml:"pre_tool,omitempty"`
+	PostTool []Spec `toml:"post_tool,omitempty"`
+	Prompt   []Spec `toml:"prompt,omitempty"`
+	Stop     []Spec `toml:"stop,omitempty"`
 }
 
 // Empty reports whether c names no hook.
@@ -46,9 +46,9 @@ func (c Config) Empty() bool {
 type Spec struct {
 	// Match is a tool name, or a rule such as "bash(git push*)" matched as a deny rule is (see
 	// tool.Rule); empty or "*" matches every call. Only the tool events take it.
-	Match      string `toml:"match"`
+	Match      string `toml:"match,omitempty"`
 	Command    string `toml:"command"`
-	TimeoutSec int    `toml:"timeout_sec"`
+	TimeoutSec int    `toml:"timeout_sec,omitzero"`
 }
 
 // DefaultTimeout is a hook's timeout when its spec gives none; MaxTimeout is the longest one.

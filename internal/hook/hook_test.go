@@ -97,7 +97,9 @@ func TestPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{"session": "s1", "turn": 7.0, "event": "pre_tool", "tool": "bash", "call_id": "call_1",
-		"arguments": map[string]any{"command": "git push origin main"}, "workspace": dir}
+		"arguments": map[string]any{"command": "git push origin main"}, "workspace": dir,
+		// Claude Code's names for the same
+		"hook_event_name": "PreToolUse", "session_id": "s1", "cwd": dir, "tool_input": map[string]any{"command": "git push origin main"}}
 	for k, v := range want {
 		if gb, _ := json.Marshal(got[k]); string(gb) != mustJSON(v) {
 			t.Errorf("payload %s = %s, want %s", k, gb, mustJSON(v))

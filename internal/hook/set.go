@@ -77,6 +77,12 @@ type payload struct {
 	// Continuations is, for a stop hook, how many times stop hooks already had the agent go on in
 	// this exchange.
 	Continuations int `json:"continuations,omitempty"`
+	// The names Claude Code's hooks read, so that a hook written for it (rein hooks import-claude)
+	// finds the event, the session, the workspace and the arguments where it looks for them.
+	HookEventName string          `json:"hook_event_name,omitempty"`
+	SessionID     string          `json:"session_id,omitempty"`
+	Cwd           string          `json:"cwd,omitempty"`
+	ToolInput     json.RawMessage `json:"tool_input,omitempty"`
 }
 
 type resultView struct {
@@ -123,6 +129,7 @@ func refusal(event string) string {
 
 func (s *Set) run(ctx context.Context, h Hook, p payload) answer {
 	p.Session, p.Event, p.Workspace = s.Session, h.Event, s.Workspace
+	p.HookEventName, p.SessionID, p.Cwd, p.ToolInput = claudeEventName(h.Event), s.Session, s.Workspace, p.Arguments
 	if s.Turn != nil {
 		p.Turn = s.Turn()
 	}
