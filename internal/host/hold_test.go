@@ -124,3 +124,41 @@ func TestUnansweredApprovalParksAcrossRestart(t *testing.T) {
 		t.Fatalf("result %+v", got)
 	}
 }
+
+// A message to a held conversation releases it: the held call is asked about again (and runs, the
+// hook now letting it), and the message is delivered once the held window is answered.
+func TestMessageReleasesHeldConversation(t *testing.T) {
+	r := newRig(t, rigOptions{bash: true, script: holdScript})
+	r.opts.agent = holdingHooks(t, r.ws)
+	r.restart()
+	id := r.create("hold")
+	r.send(id, "run it")
+	r.settle(id)
+	if v := r.get(id); v.State.Hold == nil {
+		t.Fatalf("not held: %+v", v.State)
+	}
+	if err := os.WriteFile(filepath.Join(r.ws, "approved"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sent := r.send(id, "it is reviewed now")
+	r.settle(id)
+	if b, _ := os.ReadFile(filepath.Join(r.ws, "ran.txt")); string(b) != "ran\n" {
+		t.Errorf("ran.txt holds %q", b)
+	}
+	recs := r.records(id)
+	var steered, released bool
+	for _, rec := range recs {
+		switch b := rec.Body.(type) {
+		case *record.Steering:
+			steered = steered || (b.Submission == sent.MessageID && b.Text == "it is reviewed now")
+		case *record.Released:
+			released = released || b.By == "message"
+		}
+	}
+	if !steered || !released {
+		t.Errorf("released by the message %v, the message delivered as steering %v", released, steered)
+	}
+	if v := r.get(id); v.State.Hold != nil || v.State.Working {
+		t.Errorf("state %+v", v.State)
+	}
+}
