@@ -32,6 +32,7 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 		Thinking: wired.thinking, Effort: wired.effort, System: agent.SystemPrompt(ws) + sandboxNote(f.sandbox.chosen), Runner: runner,
 		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window, Sandbox: f.sandbox.chosen.String(),
 		Checkpoints: f.checkpoints.repo,
+		Hooks: f.hooks,
 	}
 	if src := sess.Snapshot().Meta().Source; src != nil {
 		cfg.System += importNote(*src)

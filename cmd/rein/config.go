@@ -14,6 +14,7 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/mcp"
+	"github.com/reinhq/rein/internal/hook"
 	"github.com/spf13/cobra"
 )
 
@@ -46,6 +47,8 @@ type config struct {
 	// checkpoints_anywhere.
 	Checkpoints         *bool `toml:"checkpoints"`
 	CheckpointsAnywhere bool  `toml:"checkpoints_anywhere"`
+	// Hooks are the person's own hooks ([[hooks.pre_tool]] and so on, package hook).
+	Hooks hook.Config `toml:"hooks"`
 }
 
 func configPath(getenv func(string) string) string {
@@ -84,7 +87,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 					keys = append(keys, k.String())
 				}
 				sort.Strings(keys)
-				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, mcp_servers, checkpoints, checkpoints_anywhere)", path, strings.Join(keys, ", "))
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, mcp_servers, checkpoints, checkpoints_anywhere, and hooks.pre_tool, hooks.post_tool, hooks.prompt, hooks.stop with match, command, timeout_sec)", path, strings.Join(keys, ", "))
 			}
 			if c.Thinking != 0 && c.Thinking < agent.MinThinking {
 				return c, fmt.Errorf("the config file %s sets thinking = %d: a budget is at least %d tokens (or 0 for off)", path, c.Thinking, agent.MinThinking)
@@ -112,6 +115,11 @@ func (f *runFlags) configure(cmd *cobra.Command) error {
 		return exitf(exitUsage, "%v", err)
 	}
 	f.file = c
+	if ws, err := workspace(f.cwd); err == nil { // a bad --cwd is said where it is used
+		if f.hooks, err = loadHooks(cmd.ErrOrStderr(), c, ws); err != nil {
+			return exitf(exitUsage, "%v", err)
+		}
+	}
 	set := func(name, value string) error {
 		fl := cmd.Flags().Lookup(name)
 		if fl == nil || fl.Changed || value == "" {

@@ -107,6 +107,9 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 	switch {
 	case c.Live != nil:
 		fmt.Fprintf(out, "  live: held by %s, which is writing it now\n", c.Live)
+	case st.Parked():
+		p, _ := st.Parking()
+		fmt.Fprintf(out, "  parked on the held call %s (%s): rein resume releases it, rein resume --stop answers it not_executed\n", p.CallID, p.Reason)
 	case st.InFlight() || !st.IsReady():
 		fmt.Fprintf(out, "  the last exchange was left in flight; a resume settles it (owed calls answered, reason crashed)\n")
 	}

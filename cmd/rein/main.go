@@ -27,6 +27,7 @@ const (
 	exitUsage    = 2
 	exitLimit    = 3 // the exchange reached its turn limit
 	exitHeld     = 4 // another process is writing the session
+	exitParked   = 5 // the exchange parked on a held tool call (rein resume releases it)
 	exitStopped  = 130
 	exitPipeGone = 141
 )
@@ -129,6 +130,6 @@ With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --prov
 	f.register(root)
 	root.AddCommand(newVersionCmd(), newRunCmd(), newResumeCmd(), newSessionsCmd(), newShowCmd(), newDoctorCmd(), newSimCmd(),
 		newForkCmd(), newRewindCmd(), newEvictCmd(), newClearCmd(), newServeCmd(), newChatCmd(), newSandboxCmd(), newMCPCmd(), newImportCmd(), newBenchCmd(),
-		newCheckpointsCmd(), newDiffCmd())
+		newCheckpointsCmd(), newDiffCmd(), newHooksCmd())
 	return root
 }

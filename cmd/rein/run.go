@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/console"
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/hook"
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
@@ -38,7 +39,9 @@ type runFlags struct {
 	sandbox     sandboxFlags
 	checkpoints ckptFlags
 	prompt      string // -p
-	trace string // --trace-turns (hidden; rein bench turns)
+	trace       string // --trace-turns (hidden; rein bench turns)
+	hooks       *hook.Set
+	stopHeld    bool // resume --stop: settle a held session instead of releasing it
 	// changed says whether the person set a flag on the command line (not the config file).
 	changed func(name string) bool
 }
@@ -97,8 +100,13 @@ a command ended by SIGPIPE.
 A session has one writer at a time: while another process (a rein run, a host) is
 writing it, rein run --resume refuses, naming that process, and exits 4.
 
+A hook may hold a tool call: nothing at or after it runs, the session parks with the
+call owed and rein exits 5; rein resume <id> asks again and runs or refuses it, and
+rein resume <id> --stop answers it not_executed.
+
 Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
-4 the session is held by another process, 130 stopped, 141 standard output closed.
+4 the session is held by another process, 5 a hook held a tool call (the session is
+parked), 130 stopped, 141 standard output closed.
 
 ` + sandboxHelp + `
 
@@ -147,7 +155,12 @@ func newResumeCmd() *cobra.Command {
 or a kill, it settles it first (owed tool calls answered truthfully, reason crashed).
 With a prompt it continues the session; without one it settles it and says where it
 stands. A session another process is writing now (a rein run, a host) is refused,
-naming that process, with exit code 4; the exit codes are those of rein run.`,
+naming that process, with exit code 4; the exit codes are those of rein run.
+
+A session parked on a held tool call (exit code 5) is released by a resume: the
+hooks and the person are asked again, and the held call runs or is refused then,
+once; a prompt given is delivered after the held calls are answered. --stop settles
+it instead: its calls that had not run are answered not_executed.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.configure(cmd); err != nil {
@@ -172,6 +185,7 @@ naming that process, with exit code 4; the exit codes are those of rein run.`,
 		},
 	}
 	f.register(cmd)
+	cmd.Flags().BoolVar(&f.stopHeld, "stop", false, "settle a held session instead of releasing it: its calls that had not run are answered not_executed")
 	return cmd
 }
 
@@ -223,7 +237,18 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 			return err
 		}
 	}
-	if prompt == "" {
+	held := resume != "" && sess.Snapshot().Parked()
+	if held && f.stopHeld {
+		// A Stop of a held session: its calls that had not run are answered not_executed.
+		err := a.Abandon()
+		finish()
+		if err != nil {
+			return exitf(exitFailed, "cannot settle the held session: %v", err)
+		}
+		out.Standing(sess)
+		return nil
+	}
+	if prompt == "" && !held {
 		finish()
 		out.Standing(sess)
 		if guard.closed() {
@@ -255,7 +280,20 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 
 	// The exchange awaits the child agents the model starts, taking up their replies as they
 	// arrive; a Stop (Ctrl-C, a closed standard output) stops them beside it, and none outlives it.
-	res := a.TakeUpLast(ctx, agent.Prompt{Text: prompt})
+	var res agent.Outcome
+	if held {
+		// A resume (or a message) enters the held window again: the hooks and the person are
+		// asked again, and each call runs or is refused then, once. A message is delivered as
+		// steering after the window is answered.
+		by := "resume"
+		if prompt != "" {
+			a.Steer(prompt)
+			by = "message"
+		}
+		res = a.ReleaseLast(ctx, by)
+	} else {
+		res = a.TakeUpLast(ctx, agent.Prompt{Text: prompt})
+	}
 	finish()
 	if guard.closed() {
 		// Stopped as by Ctrl-C, whatever the exchange had reached: it settled (quiesced, owed
@@ -273,6 +311,13 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		return exitf(exitFailed, "%s%s", oneLine(res.Err), wayOut(res.Err, sess.ID()))
 	case res.Reason == fold.Cancelled:
 		return exitf(exitStopped, "")
+	case res.Reason == agent.Held:
+		p, _ := sess.Snapshot().Parking()
+		undelivered := ""
+		for _, w := range res.Withdrawn {
+			undelivered += fmt.Sprintf("\n  your message was not delivered (send it again once released): %s", oneLine(errors.New(w.Text)))
+		}
+		return exitf(exitParked, "the call %s is held: %s\n  nothing at or after it ran; the session is parked and resumable:\n  rein resume %s asks again and runs it or refuses it; rein resume %s --stop answers it not_executed%s", p.CallID, p.Reason, sess.ID(), sess.ID(), undelivered)
 	case res.Reason == fold.Limit:
 		if !f.asJSON {
 			return exitf(exitLimit, "to go on: rein resume %s \"continue\"", sess.ID()) // the limit was printed as recorded

@@ -95,7 +95,10 @@ func newShowCmd() *cobra.Command {
 			if h, held, err := journal.Live(fsys.OS{}, path); err == nil && held {
 				live = &h
 			}
-			return console.Show(cmd.OutOrStdout(), path, st, rep.Torn, live, asJSON)
+			if err := console.Show(cmd.OutOrStdout(), path, st, rep.Torn, live, asJSON); err != nil || asJSON {
+				return err
+			}
+			return console.ShowHooks(cmd.OutOrStdout(), path)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {system, messages, survey} as JSON")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/reinhq/rein/internal/checkpoint"
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/hook"
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
@@ -71,6 +72,12 @@ type Config struct {
 	// workspace when a prompt is taken up and after each tool batch that could change files
 	// (checkpoint.go). Nil takes no checkpoints.
 	Checkpoints *checkpoint.Repo
+	// Hooks are the person's hooks (package hook); nil runs none. New binds them to the session
+	// and makes the runner's gate of their pre_tool hooks.
+	Hooks *hook.Set
+	// NoHold answers a held call denied, with the reason, instead of parking: an agent nobody can
+	// release (a child agent, whose parent waits for its reply) never parks.
+	NoHold bool
 }
 
 // Door is a tool that reads or edits the session it runs in.
@@ -89,6 +96,7 @@ type Agent struct {
 	// it is the client's incremental validator where it has one, which keeps the last request
 	// and parses only what the next adds (provider.Incremental).
 	validator provider.Validator
+	hooks *hook.Set // cfg.Hooks bound to the session, or nil
 
 	mu       sync.Mutex
 	pending  []Steer // steering waiting for the next turn boundary
@@ -120,7 +128,16 @@ func New(cfg Config) *Agent {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Agent{cfg: cfg, sess: cfg.Session, validator: provider.ValidatorFor(cfg.Client)}
+	a := &Agent{cfg: cfg, sess: cfg.Session, validator: provider.ValidatorFor(cfg.Client)}
+	if cfg.Hooks != nil && len(cfg.Hooks.Hooks) > 0 {
+		a.hooks = cfg.Hooks.Bind(a.sess.ID(), func() int64 { return a.sess.Snapshot().Newest() })
+		if cfg.Runner != nil && a.hooks.Has(record.HookPreTool) {
+			r := *cfg.Runner
+			r.Gate = a.hooks
+			a.cfg.Runner = &r
+		}
+	}
+	return a
 }
 
 // Session returns the session the agent writes.
@@ -128,7 +145,7 @@ func (a *Agent) Session() *session.Session { return a.sess }
 
 // Outcome is how an exchange ended.
 type Outcome struct {
-	Reason string // fold.Replied, Cancelled, Aborted, Limit
+	Reason string // fold.Replied, Cancelled, Aborted, Limit, or Held (not quiesced: parked)
 	Err    error  // the error behind Aborted
 	// Withdrawn is steering that was still waiting when the exchange ended; it was not delivered.
 	Withdrawn []Steer
@@ -167,7 +184,7 @@ func (a *Agent) takePending() []Steer {
 // resumed. It is what a resume does before accepting anything.
 func (a *Agent) Settle(cwd, version string) error {
 	st := a.sess.Snapshot()
-	if st.InFlight() || !st.IsReady() {
+	if (st.InFlight() || !st.IsReady()) && !st.Parked() { // a held window stays held
 		if err := a.quiesce(fold.Crashed); err != nil {
 			return err
 		}
@@ -199,8 +216,16 @@ func (a *Agent) Begin(p Prompt) error {
 	if err := a.settle(); err != nil {
 		return err
 	}
+	before, after, refused := a.promptHooks(p.Text)
+	if refused != "" {
+		if err := a.sess.Commit(before...); err != nil {
+			return err
+		}
+		return &PromptRefused{Reason: refused}
+	}
 	turn := a.sess.Snapshot().Next()
-	if err := a.sess.Append(&record.UserPrompt{Turn: turn, Text: p.Text, Attachments: p.Attachments, Submission: p.Submission}); err != nil {
+	ps := append(before, &record.UserPrompt{Turn: turn, Text: p.Text, Attachments: p.Attachments, Submission: p.Submission})
+	if err := a.sess.Append(append(ps, after...)...); err != nil {
 		return err
 	}
 	// The workspace as the person hands it over, their own edits included: taken beside the
@@ -226,11 +251,21 @@ func (a *Agent) settle() error {
 // Continue runs the exchange a Begin took up. It never returns until a fresh prompt is
 // admissible, however the exchange ended: a reply, a Stop (ctx cancelled), a provider error, a
 // panic, or the turn limit.
-func (a *Agent) Continue(ctx context.Context) (out Outcome) {
+func (a *Agent) Continue(ctx context.Context) Outcome {
+	return a.exchange(func() (string, error) { return a.deliberate(ctx) })
+}
+
+// exchange runs body, the rest of an exchange, and quiesces however it ended, unless it parked on
+// a held call.
+func (a *Agent) exchange(body func() (string, error)) (out Outcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = Outcome{Reason: fold.Aborted, Err: fmt.Errorf("the loop panicked: %v\n%s", r, debug.Stack())}
 			_ = a.sess.Append(&record.Failure{Message: fmt.Sprintf("the loop panicked: %v", r)})
+		}
+		if out.Reason == Held && a.sess.Snapshot().Parked() {
+			out.Withdrawn = a.takePending()
+			return
 		}
 		if err := a.quiesce(out.Reason); err != nil && out.Err == nil {
 			out.Err = err
@@ -245,7 +280,7 @@ func (a *Agent) Continue(ctx context.Context) (out Outcome) {
 			out.Err = errors.New("the exchange ended with tool results still owed (a harness bug)")
 		}
 	}()
-	reason, err := a.deliberate(ctx)
+	reason, err := body()
 	return Outcome{Reason: reason, Err: err}
 }
 
@@ -264,7 +299,7 @@ func (a *Agent) quiesce(reason string) error {
 }
 
 func (a *Agent) deliberate(ctx context.Context) (string, error) {
-	nudges := 0
+	nudges, continued := 0, 0
 	retriedContext := false
 	for turns := 0; ; turns++ {
 		if ctx.Err() != nil {
@@ -346,6 +381,11 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 			case ctx.Err() != nil:
 				return fold.Cancelled, nil
 			}
+			if goOn, err := a.stopHooks(ctx, &continued); err != nil {
+				return fold.Aborted, err
+			} else if goOn {
+				continue
+			}
 			return fold.Replied, nil
 		}
 		turn := a.sess.Snapshot().Newest()
@@ -358,6 +398,9 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 			}
 		}
 		if err != nil {
+			if errors.Is(err, errHeld) {
+				return Held, nil
+			}
 			return fold.Aborted, err
 		}
 		if ctx.Err() != nil {

@@ -20,13 +20,19 @@ import (
 // a panic, a failed write) is settled by the quiesce plan with every finished call's own result;
 // only a call still running is answered interrupted.
 func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
-	turn := a.sess.Snapshot().Newest()
+	st := a.sess.Snapshot()
+	turn := st.Newest()
 	a.edited = nil
 	defer func() { a.edited = nil }()
 	results := make([]record.ToolResult, 0, len(calls))
 	var after []record.Payload
 	used, limit := 0, a.batchCap()
 	for i, c := range calls {
+		if kept, ok := st.Finished(c.ID); ok {
+			// A released window: the call finished before the hold, and keeps its result.
+			results = append(results, kept)
+			continue
+		}
 		if ctx.Err() != nil {
 			results = append(results, record.ToolResult{CallID: c.ID, IsError: true, Outcome: record.NotExecuted,
 				Content: fold.WithTrailer(c.Name+" was not executed: the session was stopped before it started.", turn)})
@@ -46,6 +52,12 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		res, extra := a.runOne(tool.WithLiveOutput(ctx, live), turn, c)
 		a.mark(MarkToolDone)
 		live.Close()
+		if res.Held != "" && a.cfg.NoHold {
+			res = tool.Result{Content: "refused: the call was held (" + res.Content + "), and a child agent cannot wait for a release", IsError: true, Outcome: record.Denied, Notes: res.Notes}
+		} else if res.Held != "" {
+			return a.hold(c, res)
+		}
+		res = a.afterTool(ctx, c, res)
 		after = append(after, extra...)
 		if res.Content == "" {
 			res.Content = "(no output)"
@@ -60,7 +72,7 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		if len(after) == 0 {
 			fin.Content, fin.IsError = r.Content, r.IsError
 		}
-		if err := a.sess.Append(fin); err != nil {
+		if err := a.sess.Append(append(res.Notes, fin)...); err != nil {
 			return err
 		}
 		a.sess.Publish(session.Live{Kind: "tool_end", CallID: c.ID, Name: c.Name, Text: string(res.Outcome)})
@@ -77,10 +89,13 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 func (a *Agent) runOne(ctx context.Context, turn int64, c tool.Call) (tool.Result, []record.Payload) {
 	for _, d := range a.cfg.Doors {
 		if d.Spec().Name == c.Name {
-			if res, ok := a.judgeDoor(ctx, d, c); !ok {
-				return res, nil
+			judged, ok := a.judgeDoor(ctx, d, c)
+			if !ok {
+				return judged, nil
 			}
-			return d.Run(ctx, a, turn, c)
+			res, extra := d.Run(ctx, a, turn, c)
+			res.Notes = append(judged.Notes, res.Notes...)
+			return res, extra
 		}
 	}
 	if a.cfg.Runner == nil {

@@ -26,17 +26,19 @@ func (a *Agent) judgeDoor(ctx context.Context, d Door, c tool.Call) (tool.Result
 	if a.cfg.Runner == nil {
 		return tool.Result{}, true
 	}
-	var acc tool.Access
+	return a.cfg.Runner.Judge(ctx, c, doorAccess(d, c))
+}
+
+// doorAccess is what a door's call does, as rules and hooks match it.
+func doorAccess(d Door, c tool.Call) tool.Access {
 	if x, ok := d.(tool.Accessor); ok {
-		acc = x.Access(c.Args)
-	} else {
-		var args struct {
-			Op string `json:"op"`
-		}
-		_ = json.Unmarshal(c.Args, &args)
-		acc = tool.Access{Effect: tool.EffectRead, Subjects: []string{args.Op}}
+		return x.Access(c.Args)
 	}
-	return a.cfg.Runner.Judge(ctx, c, acc)
+	var args struct {
+		Op string `json:"op"`
+	}
+	_ = json.Unmarshal(c.Args, &args)
+	return tool.Access{Effect: tool.EffectRead, Subjects: []string{args.Op}}
 }
 
 func answer(v any) tool.Result {

@@ -36,7 +36,7 @@ func Beside(opts session.Options, started record.SessionStarted, tools func() (*
 			return nil, errors.Join(err, child.Close())
 		}
 		cfg := parent.Config()
-		cfg.Session, cfg.Runner, cfg.AwaitChildren = child, runner, true
+		cfg.Session, cfg.Runner, cfg.AwaitChildren, cfg.NoHold = child, runner, true, true
 		cfg.Doors = append(Doors(), &Children{Spawn: spawn})
 		return New(cfg), nil
 	}

@@ -34,6 +34,8 @@ type State struct {
 	Approvals []Approval `json:"approvals"`
 	// Seq is the record the state is as of.
 	Seq int64 `json:"seq"`
+	// Hold is the held tool call the conversation is parked on, if it is (release.v1).
+	Hold *Hold `json:"hold,omitempty"`
 }
 
 // Submission is a submission not yet terminal, as clients see it.

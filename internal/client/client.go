@@ -236,3 +236,12 @@ func readError(resp *http.Response) error {
 	}
 	return body.Error
 }
+
+// Release releases a conversation parked on a held tool call (capability release.v1): the hooks
+// and the person are asked again, and the call runs or is refused then. Released is false when the
+// conversation was not held.
+func (c *Client) Release(ctx context.Context, id, op string) (api.ReleaseResult, error) {
+	var out api.ReleaseResult
+	err := c.do(ctx, http.MethodPost, convPath(id, "/release"), api.ReleaseRequest{Op: op}, &out)
+	return out, err
+}

@@ -173,6 +173,8 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 		if b.Error != "" {
 			p.line(p.err, "rein: no checkpoint of the files at turn %d: %s\n", b.Turn, b.Error)
 		}
+	case *record.Hook, *record.Hold, *record.Released:
+		p.control(b)
 	case *record.Pressure:
 		if b.Limit > 0 {
 			p.line(p.err, "rein: the provider refused the context as too long; this session now keeps to its limit of %d tokens\n", b.Limit)

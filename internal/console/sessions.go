@@ -29,6 +29,9 @@ type sessionRow struct {
 	// Held names the process writing the session now, if one is.
 	Held  *fsys.Holder `json:"held,omitempty"`
 	Error string       `json:"error,omitempty"`
+	// Parked says the session is parked on a held tool call, HoldReason why.
+	Parked     bool   `json:"parked,omitempty"`
+	HoldReason string `json:"hold_reason,omitempty"`
 }
 
 // Sessions lists a workspace's sessions (newest first, as session.List gives them): each one's
@@ -48,6 +51,9 @@ func Sessions(out io.Writer, entries []session.Entry, asJSON bool) error {
 			row.Turns, row.Phase, row.InFlight, row.Parent, row.Model = st.NumTurns(), st.Phase().String(), st.InFlight(), st.Meta().Parent, st.Meta().Model
 			if row.Parent == "" {
 				row.Parent = st.Parent()
+			}
+			if p, ok := st.Parking(); ok {
+				row.Parked, row.HoldReason = true, p.Reason
 			}
 			row.Title = st.Meta().Title
 			if row.Title == "" {
@@ -91,6 +97,8 @@ func Sessions(out io.Writer, entries []session.Entry, asJSON bool) error {
 			state = fmt.Sprintf("live (pid %d)", r.Held.PID)
 		case r.Error != "":
 			state = "refused"
+		case r.Parked:
+			state = "held: " + oneLine(r.HoldReason)
 		case r.InFlight:
 			state = "in flight"
 		}
@@ -118,6 +126,9 @@ func Show(out io.Writer, path string, st *fold.State, torn int64, live *fsys.Hol
 	fmt.Fprintf(out, "record  %s\n", path)
 	if m.Sandbox != "" {
 		fmt.Fprintf(out, "sandbox %s\n", m.Sandbox)
+	}
+	if line := holdLine(st); line != "" {
+		fmt.Fprintln(out, line)
 	}
 	switch {
 	case live != nil:

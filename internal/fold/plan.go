@@ -65,6 +65,10 @@ type StopPlan struct {
 	Withdraw []Submission
 	// Interrupt says the running exchange is to be cancelled, once Records are durable.
 	Interrupt bool
+	// Settle says the session is parked on a held call with no exchange running: once Records are
+	// durable, its window is to be answered (not_executed for every call that had not run) and
+	// the exchange quiesced, as a Stop quiesces a running one.
+	Settle bool
 	// Records are what the press writes, in this order and in one write: a withdrawn event for
 	// each submission taken back, then the Stop. Nil when there is nothing to stop (a quiet
 	// success, no record), and for a replay or a stale press.
@@ -89,7 +93,7 @@ func (s *State) StopPlan(op string, turn int64, running bool) StopPlan {
 	if turn != 0 && !(s.inFlight && s.newest() == turn) {
 		return StopPlan{Stale: true}
 	}
-	p := StopPlan{Interrupt: running}
+	p := StopPlan{Interrupt: running, Settle: s.parked && !running}
 	var ids []string
 	for v := range s.allSubs() {
 		if v.Waiting() {
@@ -98,10 +102,10 @@ func (s *State) StopPlan(op string, turn int64, running bool) StopPlan {
 			ids = append(ids, v.ID)
 		}
 	}
-	if !running && len(ids) == 0 {
+	if !running && !p.Settle && len(ids) == 0 {
 		return StopPlan{}
 	}
-	p.Records = append(p.Records, &record.Stop{Op: op, Turn: turn, Withdrawn: ids, Interrupted: running})
+	p.Records = append(p.Records, &record.Stop{Op: op, Turn: turn, Withdrawn: ids, Interrupted: running || p.Settle})
 	return p
 }
 
@@ -135,7 +139,7 @@ func (s *State) RestartPlan() []record.Payload {
 		case v.Waiting():
 			ps = append(ps, &record.Submission{ID: v.ID, State: record.SubmissionRejected, Reason: HostRestarted,
 				Detail: "the host restarted before this message was delivered; send it again to retry"})
-		case v.State == record.SubmissionDelivered:
+		case v.State == record.SubmissionDelivered && !s.parked: // a held exchange is still the message's
 			ps = append(ps, &record.Submission{ID: v.ID, State: record.SubmissionCancelled, Reason: HostRestarted,
 				Detail: "the host restarted while this message's exchange was running"})
 		}

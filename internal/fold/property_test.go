@@ -29,7 +29,7 @@ type agent struct {
 
 func (a *agent) step() {
 	l, s := a.l, a.l.s
-	op := rapid.IntRange(0, 13).Draw(a.t, "op")
+	op := rapid.IntRange(0, 14).Draw(a.t, "op")
 	switch op {
 	case 0: // a prompt, or an attempt at one while results are owed
 		ready := s.IsReady()
@@ -71,7 +71,7 @@ func (a *agent) step() {
 		}
 		l.add(&record.AssistantMessage{Turn: turn, Parts: parts, StopReason: "end_turn"})
 	case 3: // tool started and finished events (some keeping their result), then the results
-		if s.Phase() != AwaitingToolResults {
+		if s.Phase() != AwaitingToolResults || s.Parked() {
 			return
 		}
 		for _, id := range s.Owed() {
@@ -166,6 +166,8 @@ func (a *agent) step() {
 			}
 		}
 		l.add(&record.Evicted{From: from, To: to, Note: "pressure", By: record.ByHarness})
+	case 14: // a hold on an owed call, or a release (hold_test.go)
+		a.holdStep()
 	}
 }
 

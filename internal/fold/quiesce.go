@@ -51,6 +51,9 @@ func (s *State) QuiescePlan(reason string) *record.ToolResults {
 		if s.Started(id) {
 			r.Outcome = record.Interrupted
 			r.Content = fmt.Sprintf("%s was cut short when %s; it produced no result here, and any side effects it already had stand.", name, why)
+		} else if p, held := s.Parking(); held && p.CallID == id {
+			r.Outcome = record.NotExecuted
+			r.Content = heldContent(name, why, p)
 		} else {
 			r.Outcome = record.NotExecuted
 			r.Content = fmt.Sprintf("%s was not executed: %s before it started.", name, why)

@@ -130,6 +130,7 @@ type State struct {
 	parent   string // the parent session of an inherited record
 	inFlight bool   // an exchange was taken up and not yet quiesced
 	parked   bool
+	parking  Parking // the held window, while parked
 	meta     Meta
 	subs     vec[Submission]                    // in the order they were accepted
 	subAt    table[string, int]                 // submission id → position in subs
@@ -305,7 +306,11 @@ func (s *State) judge(r record.Record) error {
 	case *record.Inherited:
 		return s.judgeInherited(r.Seq, b)
 	case *record.ToolStarted:
-		return nil
+		return s.judgeWhileParked(r.Seq, b.CallID)
+	case *record.Hold:
+		return s.judgeHold(r.Seq, b)
+	case *record.Released:
+		return s.judgeReleased(r.Seq)
 	case *record.Submission:
 		return s.judgeSubmission(r.Seq, b)
 	case *record.Stop:
@@ -313,6 +318,9 @@ func (s *State) judge(r record.Record) error {
 	case *record.Approval:
 		return s.judgeApproval(r.Seq, b)
 	case *record.ToolFinished:
+		if err := s.judgeWhileParked(r.Seq, b.CallID); err != nil {
+			return err
+		}
 		return judgeToolFinished(r.Seq, b)
 	}
 	if c, ok := record.ClassOf(r.Kind()); !ok || c != record.Event {
@@ -571,13 +579,13 @@ func (s *State) applyEvent(r record.Record) {
 		s.applyToolFinished(b)
 	case *record.Quiesced:
 		s.inFlight = false
-		s.parked = false
+		s.unpark()
 		s.asked = nil // an approval its exchange ended without is no longer asked
 		s.handBack(r.Seq)
 	case *record.Hold:
-		s.parked = true
+		s.applyHold(r.Seq, b)
 	case *record.Released:
-		s.parked = false
+		s.unpark()
 	case *record.UsageReported:
 		s.meta.LastUsage, s.meta.UsageStale = b.Usage, false
 	case *record.Renamed:

@@ -50,7 +50,7 @@ func (s *State) judgeSteering(seq int64, b *record.Steering) error {
 	switch {
 	case s.phase.awaitingAssistant():
 		return nil
-	case s.phase == ReadyForUser && b.Source == "nudge" && s.turns.len() > 0 && !s.turns.at(s.turns.len()-1).Withdrawn:
+	case s.phase == ReadyForUser && (b.Source == "nudge" || b.Source == "hook") && s.turns.len() > 0 && !s.turns.at(s.turns.len()-1).Withdrawn:
 		return nil
 	case s.phase == AwaitingToolResults:
 		return refuse(seq, "is foreign protocol data: steering arrived while tool results were owed for turn %d; was record.jsonl edited by hand?", s.newest())
@@ -341,6 +341,7 @@ func (s *State) applyToolResults(seq int64, b *record.ToolResults) {
 	s.owed = nil
 	s.started = table[string, bool]{}
 	s.finished = table[string, record.ToolResult]{}
+	s.unpark()
 	s.phase = AwaitingAssistantAfterToolResults
 }
 

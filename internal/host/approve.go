@@ -94,6 +94,11 @@ func (a convApprover) Approve(ctx context.Context, call tool.Call) (bool, error)
 		select {
 		case <-wake:
 		case <-ctx.Done():
+			if c.h.ctx.Err() != nil {
+				// The host is stopping, not the person: the call is held, and the person is
+				// asked again once the conversation is released, after the restart.
+				return false, tool.ErrPark
+			}
 			return false, ctx.Err()
 		}
 	}

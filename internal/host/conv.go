@@ -151,7 +151,7 @@ func (c *Conv) probeHeldLocked() {
 // idleLocked reports whether the conversation could rest now: its session is open and nothing
 // needs it — no exchange, no subscriber, no child agent at work or reply of one waiting.
 func (c *Conv) idleLocked() bool {
-	return c.sess != nil && c.ex == nil && c.subs == 0 && !c.childrenBusyLocked()
+	return c.sess != nil && c.ex == nil && c.subs == 0 && !c.childrenBusyLocked() && !c.parkedLocked()
 }
 
 // restLocked arms the timer that rests the conversation once it has been idle for IdleAfter.
@@ -213,6 +213,9 @@ func (c *Conv) recover() error {
 	err := c.reconcileLocked()
 	if err == nil {
 		err = c.indexLocked()
+	}
+	if err == nil && c.parkedLocked() {
+		return nil // a held conversation stays open, its hold in its view, until released or stopped
 	}
 	return errors.Join(err, c.closeLocked())
 }
@@ -360,6 +363,11 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 	if err := c.sess.Commit(&record.Submission{ID: id, Op: op, State: record.SubmissionAccepted, Text: text, Attachments: atts, Queue: queue}); err != nil {
 		return api.SendResult{}, err
 	}
+	if c.ex == nil && c.parkedLocked() && c.h.ctx.Err() == nil {
+		// A message to a held conversation releases it: the message is handed to the release's
+		// exchange (pump) and delivered once the held window is answered.
+		c.releaseLocked("message", "")
+	}
 	c.pump()
 	if err := c.indexLocked(); err != nil {
 		return api.SendResult{}, err
@@ -374,6 +382,9 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 func (c *Conv) pump() {
 	if c.sess.Snapshot().Meta().Closed {
 		return
+	}
+	if c.ex == nil && c.parkedLocked() {
+		return // waiting messages wait for a release (Send releases on a new one) or a Stop
 	}
 	for c.ex == nil {
 		s, ok := c.sess.Snapshot().NextPrompt()
@@ -431,9 +442,11 @@ func (c *Conv) finish(ex *exchange, out agent.Outcome) {
 	if out.Err != nil && !errors.Is(out.Err, context.Canceled) {
 		detail = out.Err.Error()
 	}
-	err := c.sess.CommitPlan(func(st *fold.State) []record.Payload { return st.FinishPlan(out.Reason, detail) })
-	if err != nil {
-		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
+	if !held(out) { // a parked exchange has not ended: its submissions wait with it
+		err := c.sess.CommitPlan(func(st *fold.State) []record.Payload { return st.FinishPlan(out.Reason, detail) })
+		if err != nil {
+			fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
+		}
 	}
 	c.ex = nil
 	// A failed session (an fsync error) takes nothing more up: its record says where it stopped.
@@ -501,7 +514,12 @@ func (c *Conv) stopLocked(op string, turn int64) (api.StopResult, error) {
 	if plan.Interrupt {
 		ex.cancel()
 	}
-	res.Stopped, res.Interrupted = true, plan.Interrupt
+	if plan.Settle {
+		if err := c.settleHeldLocked(); err != nil {
+			return api.StopResult{}, err
+		}
+	}
+	res.Stopped, res.Interrupted = true, plan.Interrupt || plan.Settle
 	return res, nil
 }
 

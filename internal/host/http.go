@@ -23,7 +23,7 @@ import (
 
 // capabilities are what every host accepts (package api names them); a host whose agents take an
 // approver and a model (Config.NewAgentFor) also accepts approvals and model switches.
-var capabilities = []string{api.CapStop, api.CapOpIDs, api.CapEvents, api.CapAttachments, api.CapQueue, api.CapEdits, api.CapFork}
+var capabilities = []string{api.CapStop, api.CapOpIDs, api.CapEvents, api.CapAttachments, api.CapQueue, api.CapEdits, api.CapFork, api.CapRelease}
 
 // PingEvery is how often an events stream sends a keep-alive comment, so that a proxy keeps it open
 // and a peer that vanished is found by the write failing.
@@ -87,6 +87,7 @@ func (s *Server) routes() {
 	s.approveRoutes()
 	s.modelRoutes()
 	s.shelfRoutes()
+	s.releaseRoutes()
 	s.mux.Handle("/api/", s.guard(func(w http.ResponseWriter, r *http.Request) error {
 		return errf(api.NotFound, "no such endpoint: %s %s (docs/api.md lists them)", r.Method, r.URL.Path)
 	}))

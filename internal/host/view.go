@@ -26,6 +26,9 @@ func StateOf(st *fold.State) api.State {
 			s.Submissions = append(s.Submissions, api.Submission{ID: sub.ID, Op: sub.Op, State: public(sub.State), Text: sub.Text, Attachments: orEmpty(sub.Attachments), Queue: sub.Queue})
 		}
 	}
+	if p, ok := st.Parking(); ok {
+		s.Hold = &api.Hold{CallID: p.CallID, Reason: p.Reason, By: p.By}
+	}
 	s.Working = api.Working(s)
 	return s
 }

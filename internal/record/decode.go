@@ -660,9 +660,6 @@ func (p *Nudge) members() (f fields) {
 	return f
 }
 
-func (p *Hold) members() (f fields)     { return f }
-func (p *Released) members() (f fields) { return f }
-
 func (p *ModelChanged) members() (f fields) {
 	f.add("provider", &p.Provider)
 	f.add("model", &p.Model)

@@ -105,6 +105,7 @@ var kinds = map[Kind]struct {
 	KindCheckpoint:          {Event, func() Payload { return new(Checkpoint) }},
 	KindFilesRestoreStarted: {Event, func() Payload { return new(FilesRestoreStarted) }},
 	KindFilesRestored:       {Event, func() Payload { return new(FilesRestored) }},
+	KindHook:                {Event, func() Payload { return new(Hook) }},
 }
 
 // ClassOf returns the class of a known kind, and false for an unknown one.
@@ -132,7 +133,7 @@ func Kinds() []Kind {
 		KindRetryScheduled, KindToolStarted, KindToolFinished, KindCancelled, KindQuiesced,
 		KindRepaired, KindNudge, KindHold, KindReleased, KindModelChanged, KindPressure, KindFailure,
 		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval, KindMCPServer,
-		KindCheckpoint, KindFilesRestoreStarted, KindFilesRestored,
+		KindCheckpoint, KindFilesRestoreStarted, KindFilesRestored, KindHook,
 	}
 }
 
@@ -415,11 +416,23 @@ type Nudge struct {
 	Count  int    `json:"count"`
 }
 
-// Hold parks the agent with its tool window open.
-type Hold struct{}
+// Hold parks the agent with its tool window open: the call CallID was not run, nor any after it in
+// its batch, and the calls before it keep the results their tool_finished events kept. Reason says
+// why, By who held it ("hook", or "approval" for a person's approval nobody answered). A record
+// written before these fields existed says none of them.
+type Hold struct {
+	CallID string `json:"call_id,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	By     string `json:"by,omitempty"`
+}
 
-// Released ends a hold.
-type Released struct{}
+// Released ends a hold: the held window is entered again, its calls put to the hooks and the
+// person again, then run or refused. By says who released it (a resume, a message, a person in a
+// UI); Op is the host operation that asked.
+type Released struct {
+	By string `json:"by,omitempty"`
+	Op string `json:"op,omitempty"`
+}
 
 // ModelChanged records a switch of provider or model; Op is the host operation that asked for
 // it, when a person did.

@@ -152,6 +152,15 @@ func (s *Session) redact(p record.Payload) record.Payload {
 		c := *b
 		c.Error = r.Redact(b.Error)
 		return &c
+	case *record.Hold:
+		c := *b
+		c.Reason = r.Redact(b.Reason)
+		return &c
+	case *record.Hook:
+		c := *b
+		c.Command, c.Source = r.Redact(b.Command), r.Redact(b.Source)
+		c.Reason, c.Context, c.Failed = r.Redact(b.Reason), r.Redact(b.Context), r.Redact(b.Failed)
+		return &c
 	}
 	return p
 }

@@ -64,6 +64,7 @@ var payloads = map[record.Kind]func() record.Payload{
 	record.KindCheckpoint:          func() record.Payload { return new(record.Checkpoint) },
 	record.KindFilesRestoreStarted: func() record.Payload { return new(record.FilesRestoreStarted) },
 	record.KindFilesRestored:       func() record.Payload { return new(record.FilesRestored) },
+	record.KindHook:                func() record.Payload { return new(record.Hook) },
 }
 
 // structural lists the fields a secret may stay in: identifiers, names, states, paths and binary
@@ -100,6 +101,8 @@ var structural = map[string]bool{
 	"files_restored.not_covered.path": true, "files_restored.not_covered.reason": true,
 	"approval.call_id": true, "approval.name": true, "approval.state": true, "approval.by": true, "approval.op": true,
 	"mcp_server.name": true, "mcp_server.state": true, "mcp_server.tools": true,
+	"hold.call_id": true, "hold.by": true, "released.by": true, "released.op": true,
+	"hook.event": true, "hook.call_id": true, "hook.tool": true, "hook.decision": true,
 	// Parts: the type, ids and names, binary data (images, redacted thinking; an OpenAI reasoning
 	// item, dropped when anything in it would be redacted), and a signature (a thinking block
 	// whose words change loses it).

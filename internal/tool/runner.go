@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/reinhq/rein/internal/record"
@@ -33,6 +34,8 @@ type Runner struct {
 	// list did); it returns the new registry and the records that say so, or nil when nothing
 	// changed. The agent swaps Tools between turns, when no call is running.
 	Refresh func() (*Registry, []record.Payload)
+	// Gate, when set, is asked before the policy (the pre_tool hooks).
+	Gate Gate
 }
 
 // Run answers call. A ctx cancelled before the tool starts yields NotExecuted; once started, the
@@ -52,22 +55,42 @@ func (r *Runner) Run(ctx context.Context, call Call) Result {
 	if acc, ok := t.(Accessor); ok {
 		a = acc.Access(call.Args)
 	}
-	if res, ok := r.Judge(ctx, call, a); !ok {
-		return res
+	judged, ok := r.Judge(ctx, call, a)
+	if !ok {
+		return judged
 	}
-	return runSafely(ctx, t, call)
+	res := runSafely(ctx, t, call)
+	res.Notes = append(judged.Notes, res.Notes...)
+	return res
 }
 
-// Judge puts a call that would do a through the policy, and the person where it asks; ok is true
-// when the call may run now, else res answers it (denied, or not_executed if ctx ended the wait).
-// Run judges every call of the registry's tools with it; the agent judges its doors (context,
-// transcript, agents) with it too, so that rules on them take effect.
-func (r *Runner) Judge(ctx context.Context, call Call, a Access) (res Result, ok bool) {
+// Judge puts a call that would do a through the gate, the policy, and the person where either
+// asks; ok is true when the call may run now, else res answers it (denied, held, or not_executed
+// if ctx ended the wait). Either way res.Notes holds what the gate recorded. Run judges every call
+// of the registry's tools with it; the agent judges its doors (context, transcript, agents) with
+// it too, so that rules and hooks on them take effect.
+func (r *Runner) Judge(ctx context.Context, call Call, a Access) (Result, bool) {
+	var g GateAnswer
+	if r.Gate != nil {
+		g = r.Gate.Before(ctx, call, a)
+	}
+	with := func(res Result) Result { res.Notes = g.Notes; return res }
+	switch {
+	case ctx.Err() != nil:
+		return with(notExecuted("the session was stopped before it started")), false
+	case g.Verdict == Deny:
+		return with(Denied("refused by a hook: " + g.Reason)), false
+	case g.Verdict == Hold:
+		return with(Result{Content: g.Reason, IsError: true, Outcome: record.NotExecuted, Held: "hook"}), false
+	}
 	p := r.Policy
 	if rs, ok := r.Approver.(RuleSource); ok {
 		p.Allow = append(p.Allow[:len(p.Allow):len(p.Allow)], rs.Rules()...)
 	}
 	d := p.Decide(call.Name, a)
+	if g.Verdict == Ask && d.Verdict == Allow {
+		d = Decision{Ask, "a hook asks the person: " + g.Reason}
+	}
 	switch d.Verdict {
 	case Allow:
 	case Ask:
@@ -78,15 +101,15 @@ func (r *Runner) Judge(ctx context.Context, call Call, a Access) (res Result, ok
 		}
 		call.Offer = Offer(call.Name, a)
 		if res, ok := r.ask(ctx, call, d); !ok {
-			return res, false
+			return with(res), false
 		}
 	default:
-		return Denied("refused: " + d.Reason), false
+		return with(Denied("refused: " + d.Reason)), false
 	}
 	if ctx.Err() != nil {
-		return notExecuted("the session was stopped before it started"), false
+		return with(notExecuted("the session was stopped before it started")), false
 	}
-	return Result{}, true
+	return with(Result{}), true
 }
 
 // ask puts call to the approver; ok is true when it may run, else res answers it.
@@ -96,6 +119,8 @@ func (r *Runner) ask(ctx context.Context, call Call, d Decision) (res Result, ok
 	}
 	yes, err := r.Approver.Approve(ctx, call)
 	switch {
+	case errors.Is(err, ErrPark):
+		return Result{Content: "the person's approval was not answered before the host stopped (" + d.Reason + ")", IsError: true, Outcome: record.NotExecuted, Held: "approval"}, false
 	case ctx.Err() != nil:
 		return notExecuted("the session was stopped while the call waited for approval"), false
 	case err != nil:

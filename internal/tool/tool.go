@@ -31,6 +31,13 @@ type Result struct {
 	IsError  bool
 	Outcome  record.Outcome
 	ExitCode *int
+	// Held, when set, says who held the call ("hook": a gate's Verdict Hold; "approval": an
+	// approver's ErrPark): it was not run, Content says why, and the session parks on it instead
+	// of answering it.
+	Held string
+	// Notes are records of what was decided about the call (the hooks' answers), for the agent
+	// to write before the call's answer.
+	Notes []record.Payload
 }
 
 // Tool is one function the model may call. Run must return promptly once ctx is cancelled, with

@@ -384,6 +384,10 @@ func (m *Model) answered(msg tea.Msg) tea.Cmd {
 		if msg.err != nil {
 			m.sb.notice(bad, "model change refused: %v", say(msg.err))
 		}
+	case releasedMsg:
+		if msg.err != nil {
+			m.sb.notice(bad, "the release was refused: %v", say(msg.err))
+		}
 	case approvedMsg:
 		if msg.err != nil {
 			delete(m.answering, msg.callID)

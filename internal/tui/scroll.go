@@ -160,7 +160,7 @@ func (s *scrollback) record(p any) {
 	if s.calls == nil {
 		s.calls = map[string]*entry{}
 	}
-	if !s.protocol(p) {
+	if !s.protocol(p) && !s.holdEvent(p) {
 		s.event(p)
 	}
 }

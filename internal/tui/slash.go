@@ -92,6 +92,8 @@ func (m *Model) slash(line string) tea.Cmd {
 		return m.setModel(args)
 	case "usage":
 		m.sb.block(m.usageLines()...)
+	case "release": // said by the status line while a call is held (held.go), not by /help
+		return m.release()
 	case "sessions":
 		return m.fetchList(listForSessions)
 	case "resume":

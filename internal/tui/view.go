@@ -236,7 +236,9 @@ func (m *Model) status(w int) string {
 	var left []string
 	now := m.opt.Now()
 	a, asking := m.awaiting()
-	if asking {
+	if held := m.heldStatus(); held != "" {
+		left = append(left, held)
+	} else if asking {
 		left = append(left, sty.warn.Render("⚠ approve "+a.Name+"?"))
 	} else if m.working() {
 		frame := 0

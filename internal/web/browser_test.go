@@ -25,6 +25,7 @@ import (
 	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/checkpoint"
 	"github.com/reinhq/rein/internal/fold"
+	"github.com/reinhq/rein/internal/hook"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/provider/anthropic"
 	"github.com/reinhq/rein/internal/provider/sim"
@@ -96,6 +97,37 @@ func TestWebChat(t *testing.T) {
 	t.Run("StopEndsTheApprovalWait", func(t *testing.T) { testApprovalStop(t, browser) })
 	t.Run("EvictAndForkFromThePanel", func(t *testing.T) { testEvictAndFork(t, browser) })
 	t.Run("RewindFilesFromThePanel", func(t *testing.T) { testRewindFiles(t, browser) })
+	t.Run("HeldCallShownAndReleased", func(t *testing.T) { testHeldRelease(t, browser) })
+}
+
+// testHeldRelease: a hook holds a call; the page shows the hold with its reason above the
+// composer and in the list; once the hook would let it go, Release runs it, once.
+func testHeldRelease(t *testing.T, browser context.Context) {
+	hooks := func(ws string) *hook.Set {
+		p := filepath.Join(ws, "..", filepath.Base(ws)+"-hold.sh")
+		body := "#!/usr/bin/env bash\n[ -e approved ] || echo '{\"decision\":\"hold\",\"reason\":\"waiting for a review\"}'\n"
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Error(err)
+		}
+		return &hook.Set{Workspace: ws, Hooks: []hook.Hook{{Event: record.HookPreTool, Command: p, Timeout: time.Minute}}}
+	}
+	r := newRigMode(t, browser, `[{"tool_calls":[{"name":"bash","arguments":{"command":"echo released-run"}}]},{"text":"Ran it."}]`, tool.ModeWorkspace, hooks)
+	r.open()
+	r.do(chromedp.SendKeys(chromedp.ID("input"), "run it"+kb.Enter))
+	r.wait("the hold shown with its reason, and in the list", `const h = document.querySelector("#held");
+		return vis("#held") && h.querySelector(".held-reason").textContent === "waiting for a review" && !!h.querySelector(".release") && !h.querySelector(".release").disabled &&
+			[...document.querySelectorAll(".conv .held-tag")].length === 1 &&
+			[...document.querySelectorAll(".timeline .notice.hook")].some((n) => n.textContent.includes("hold (waiting for a review)")) &&
+			[...document.querySelectorAll(".timeline .notice.held-note")].some((n) => n.textContent.includes("waiting for a review"))`)
+	if err := os.WriteFile(filepath.Join(r.cfg.Cwd, "approved"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.do(chromedp.Click(chromedp.CSS(`#held .release`)))
+	r.wait("the call run and the hold gone", `const c = document.querySelector('.tool[data-outcome="ok"] .tool-output');
+		return !!c && c.textContent.includes("released-run") && !vis("#held") && [...document.querySelectorAll(".msg.assistant")].some((m) => m.textContent.includes("Ran it."))`)
+	if n := r.count(record.KindReleased, func(record.Record) bool { return true }); n != 1 {
+		t.Errorf("%d released records, want 1", n)
+	}
 }
 
 // approvalShown is a script that is true when one call waits for approval, shown both inline in
@@ -512,14 +544,14 @@ func newRig(t testing.TB, browser context.Context, script string) *rig {
 
 // newRigMode is newRig under permission mode (tool.ModeAsk puts calls to the person through the
 // host's approver, as rein serve --permission-mode ask does).
-func newRigMode(t testing.TB, browser context.Context, script string, mode tool.Mode) *rig {
+func newRigMode(t testing.TB, browser context.Context, script string, mode tool.Mode, hooks ...func(ws string) *hook.Set) *rig {
 	t.Helper()
-	return newRigWith(t, browser, script, mode, false)
+	return newRigWith(t, browser, script, mode, false, hooks...)
 }
 
 // newRigWith is newRigMode, with checkpoints of the workspace when files is set (as rein serve
 // takes them by default).
-func newRigWith(t *testing.T, browser context.Context, script string, mode tool.Mode, files bool) *rig {
+func newRigWith(t testing.TB, browser context.Context, script string, mode tool.Mode, files bool, hooks ...func(ws string) *hook.Set) *rig {
 	t.Helper()
 	opts := sim.Options{Delay: 2 * time.Millisecond}
 	if script != "" {
@@ -559,11 +591,15 @@ func newRigWith(t *testing.T, browser context.Context, script string, mode tool.
 			if err != nil {
 				return nil, err
 			}
-			return agent.New(agent.Config{
+			cfg := agent.Config{
 				Session: sess, Client: client, Provider: "sim", Model: s.Model, MaxTokens: 4096,
 				System: "You are tested.", Runner: &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: mode}, Approver: s.Approver},
 				Doors: agent.Doors(), Window: 200_000, Checkpoints: repo,
-			}), nil
+			}
+			for _, h := range hooks {
+				cfg.Hooks = h(ws)
+			}
+			return agent.New(cfg), nil
 		},
 	}
 	h, err := host.Open(r.cfg)

@@ -20,6 +20,7 @@
 //     and the copy buttons, by the vendored marked, DOMPurify and highlight.js (vendor/README.md
 //     says which versions, their licences, and why they render in the page)
 //   - files.js: what a rewind with the files too (rewind-files.v1) did to the workspace
+//   - held.js: a conversation parked on a held tool call, with its reason and Release
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //

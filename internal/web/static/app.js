@@ -9,6 +9,7 @@ import { working, canStop } from "./working.js";
 import { Timeline } from "./timeline.js";
 import { loadSurvey, setEditable } from "./survey.js";
 import { approvalCard } from "./approvals.js";
+import { heldBox } from "./held.js";
 import { summarize } from "./timeline.js";
 import { el, ago } from "./markup.js";
 import { Tally, setCatalog, picker, describe } from "./usage.js";
@@ -19,7 +20,7 @@ const $ = (id) => document.getElementById(id);
 const ui = {
   app: $("app"), list: $("conv-list"), newConv: $("new-conv"), menu: $("menu"), scrim: $("scrim"),
   title: $("title"), renameBtn: $("rename"), renameForm: $("rename-form"), renameInput: $("rename-input"),
-  status: $("status"), banner: $("banner"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"), approvals: $("approvals"),
+  status: $("status"), banner: $("banner"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"), approvals: $("approvals"), held: $("held"),
   ctxBtn: $("context-btn"), ctxPanel: $("context-panel"), ctxBody: $("context-body"), ctxClose: $("context-close"), ctxRefresh: $("context-refresh"),
   modelBtn: $("model-btn"), usage: $("usage"),
   composer: $("composer"), input: $("input"), file: $("file"), atts: $("attachments"), send: $("send"), stop: $("stop"), toast: $("toast"),
@@ -49,6 +50,7 @@ const S = {
   held: [], // given-back text that arrived during an IME composition
   answering: new Set(), // call ids whose approval answer is on its way or taken by the host
   tally: new Tally(), // the current conversation's model, tokens and cost
+  releasing: null, // the conversation whose release is on its way
 };
 
 const stopCap = () => S.caps.has("conversation-stop.v1");
@@ -106,6 +108,24 @@ function stop() {
       return sub ? sub.op : "";
     },
   });
+}
+
+// ---- held calls ---------------------------------------------------------------------------------
+
+// release releases the current conversation's held call, with a new op id for this press.
+async function release() {
+  const conv = S.current;
+  if (!conv || S.releasing === conv) return;
+  S.releasing = conv;
+  render();
+  try {
+    await request("POST", `/api/conversations/${encodeURIComponent(conv)}/release`, { op_id: newOp("release") });
+  } catch (err) {
+    toast(`The release could not be sent: ${err.message}`);
+  } finally {
+    S.releasing = null;
+    render();
+  }
 }
 
 // ---- approvals ----------------------------------------------------------------------------------
@@ -466,6 +486,7 @@ function render() {
   renderModel();
   renderPending();
   renderApprovals();
+  heldBox(ui.held, S.state, S.caps.has("release.v1"), S.releasing === conv, release);
   renderList();
   if (!ui.ctxPanel.hidden) setEditable(ui.ctxBody, surveyCtl.editable());
   if (S.timeline) S.timeline.follow();
@@ -567,16 +588,17 @@ function renderList() {
   const rows = shown(S.convs).map((c) => ({
     c,
     busy: !!(c.id === S.current ? working(S.state) : c.state && c.state.working),
+    held: !!(c.id === S.current ? S.state && S.state.hold : c.state && c.state.hold),
     unsent: outbox.forConv(c.id).some((e) => e.status === "queued" || e.status === "retry"),
     current: c.id === S.current,
     when: ago(c.updated),
   }));
-  const key = JSON.stringify([F.view, F.query, F.hits && [...F.hits]].concat(rows.map((r) => [r.c.id, r.c.title, r.c.closed, r.c.shelf, r.busy, r.unsent, r.current, r.when])));
+  const key = JSON.stringify([F.view, F.query, F.hits && [...F.hits]].concat(rows.map((r) => [r.c.id, r.c.title, r.c.closed, r.c.shelf, r.busy, r.held, r.unsent, r.current, r.when])));
   if (key === listKey) return;
   listKey = key;
   const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest(".conv");
   const focusID = focused ? focused.dataset.id : null;
-  ui.list.replaceChildren(...rows.map(({ c, busy, unsent, current, when }) =>
+  ui.list.replaceChildren(...rows.map(({ c, busy, held, unsent, current, when }) =>
     el(
       "li",
       {},
@@ -585,7 +607,7 @@ function renderList() {
         { type: "button", class: "conv" + (c.closed ? " closed" : ""), "aria-current": current ? "page" : null, dataset: { id: c.id, working: busy ? "1" : "0" }, onclick: () => select(c.id) },
         el("span", { class: "dot" + (busy ? " on" : ""), role: "img", "aria-label": busy ? "working" : "idle" }),
         el("span", { class: "conv-title" }, c.title || "New conversation"),
-        el("span", { class: "conv-meta" }, unsent ? "unsent · " : "", when),
+        el("span", { class: "conv-meta" }, held ? el("span", { class: "held-tag" }, "held · ") : "", unsent ? "unsent · " : "", when),
         snippetOf(c.id) ? el("span", { class: "conv-snippet" }, snippetOf(c.id)) : null,
       ),
       actions(c, (msg) => {

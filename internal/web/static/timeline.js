@@ -169,9 +169,11 @@ export class Timeline {
       case "session_resumed":
         return p.sandbox ? this.notice(`Commands run under the sandbox: ${p.sandbox}.`, "muted") : null;
       case "hold":
-        return this.notice("The agent is on hold.", "muted");
+        return this.notice(`Held${p.call_id ? " " + p.call_id : ""}: ${p.reason || "no reason given"}. Nothing at or after it ran.`, "warn held-note");
       case "released":
-        return this.notice("The hold was released.", "muted");
+        return this.notice(`The hold was released${p.by ? " (by " + p.by + ")" : ""}: the call is asked about again.`, "muted");
+      case "hook":
+        return hookNotice(this, p);
       case "closed":
         return this.notice("This conversation was closed.", "muted");
       case "submission":
@@ -425,4 +427,13 @@ export class Timeline {
     }
     this.follow();
   }
+}
+
+// hookNotice shows what a hook decided, or nothing for a pass that added nothing.
+function hookNotice(t, p) {
+  if (p.decision === "pass" && !p.failed && !p.context && !p.error) return null;
+  let line = `${p.event} hook ${p.command}${p.tool ? " on " + p.tool : ""}: ${p.decision}`;
+  if (p.reason) line += ` (${p.reason})`;
+  if (p.context) line += `; adds: ${p.context}`;
+  return t.notice(line, p.decision === "refuse" || p.failed ? "warn hook" : "muted hook");
 }
