@@ -34,8 +34,8 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 		Checkpoints: f.checkpoints.repo,
 		Hooks: f.hooks,
 	}
-	if src := sess.Snapshot().Meta().Source; src != nil {
-		cfg.System += importNote(*src)
+	if src := sess.Snapshot().Meta().Source; src.Kind != "" {
+		cfg.System += importNote(src)
 	}
 	if lim, ok := f.children.limits(); ok {
 		// A child is a session beside its parent's, on the same provider, with tools of its own.

@@ -188,8 +188,9 @@ type Meta struct {
 	// Sandbox is the OS sandbox the session's commands last ran under (session_started, then each
 	// session_resumed), as rein says it; "" when the record does not say.
 	Sandbox string
-	// Source is the foreign session an imported session was made from (nil for any other).
-	Source *record.Origin
+	// Source is the foreign session an imported session was made from (zero, Kind "", for any
+	// other).
+	Source record.Origin
 	// Tools is the tool set the model was last offered (session_started, then each
 	// session_resumed); "" when the record does not say (rein's own tools).
 	Tools string
@@ -548,7 +549,9 @@ func (s *State) applyEvent(r record.Record) {
 		s.meta.Title, s.meta.Op, s.meta.Created, s.meta.Parent = b.Title, b.Op, r.Time, b.Parent
 		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
 		s.meta.Thinking, s.meta.Effort, s.meta.Sandbox = b.Thinking, b.Effort, b.Sandbox
-		s.meta.Source = b.Source
+		if b.Source != nil {
+			s.meta.Source = *b.Source
+		}
 		s.meta.Tools = b.Tools
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
