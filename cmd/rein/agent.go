@@ -11,6 +11,7 @@ import (
 	"github.com/reinhq/rein/internal/tool"
 	fstool "github.com/reinhq/rein/internal/tool/fs"
 	"github.com/reinhq/rein/internal/tool/shell"
+	"github.com/reinhq/rein/internal/tool/todo"
 	"github.com/spf13/pflag"
 )
 
@@ -61,7 +62,10 @@ func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy) (*tool
 	if err != nil {
 		return nil, err
 	}
-	reg, err := tool.NewRegistry(append([]tool.Tool{sh}, files.Tools()...)...)
+	// todo keeps the plan the person sees; it changes nothing outside the session.
+	tools := append([]tool.Tool{sh}, files.Tools()...)
+	tools = append(tools, todo.Tool{})
+	reg, err := tool.NewRegistry(tools...)
 	if err != nil {
 		return nil, err
 	}

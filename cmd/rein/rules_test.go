@@ -12,7 +12,7 @@ import (
 )
 
 // toolNames are the names a rule may use: every tool and door a session has.
-var toolNames = []string{"bash", "read_file", "write_file", "edit_file", "glob", "grep", "context", "transcript", "agents"}
+var toolNames = []string{"bash", "read_file", "write_file", "edit_file", "glob", "grep", "todo", "context", "transcript", "agents"}
 
 // TestRuleNames: the names buildRunner accepts are exactly the session's tools and doors, and
 // the help lists them all.

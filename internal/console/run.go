@@ -27,6 +27,8 @@ type Printer struct {
 	midLine bool
 	// attemptText: text of the reply being streamed was printed since its attempt began.
 	attemptText bool
+	// plan follows the session's todo calls; each change is printed (plan.go).
+	plan record.Plan
 }
 
 // NewPrinter returns a Printer writing to out and errw.
@@ -102,6 +104,7 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 			return
 		}
 		p.emit("type", "record", "seq", u.Record.Seq, "kind", u.Record.Kind(), "payload", u.Record.Body)
+		p.planRecord(u.Record.Body)
 		return
 	}
 	if u.Live != nil {
@@ -123,6 +126,7 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 		}
 		return
 	}
+	defer p.planRecord(u.Record.Body)
 	switch b := u.Record.Body.(type) {
 	case *record.TurnStarted:
 		p.attemptText = false
