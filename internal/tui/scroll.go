@@ -132,9 +132,11 @@ type scrollback struct {
 	calls   map[string]*entry
 	live    live
 	turn    int64 // the newest turn seen
+	plan    record.Plan
 }
 
 func (s *scrollback) reset() {
+	s.plan = record.Plan{}
 	s.entries = nil
 	s.calls = map[string]*entry{}
 	s.live.reset()
@@ -158,6 +160,9 @@ func (s *scrollback) block(lines ...string) {
 func (s *scrollback) record(p any) {
 	if s.calls == nil {
 		s.calls = map[string]*entry{}
+	}
+	if b, ok := p.(record.Payload); ok {
+		s.plan.Apply(b)
 	}
 	if !s.protocol(p) {
 		s.event(p)

@@ -31,6 +31,7 @@ import (
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
 	"github.com/reinhq/rein/internal/tool/shell"
+	"github.com/reinhq/rein/internal/tool/todo"
 	"github.com/reinhq/rein/internal/web"
 )
 
@@ -530,7 +531,7 @@ func newRigMode(t *testing.T, browser context.Context, script string, mode tool.
 			if err != nil {
 				return nil, err
 			}
-			reg, err := tool.NewRegistry(sh)
+			reg, err := tool.NewRegistry(sh, todo.Tool{})
 			if err != nil {
 				return nil, err
 			}

@@ -12,6 +12,7 @@
 //   - timeline.js, markup.js, survey.js: rendering records, live material, residues, the survey
 //     and the person's context edits (evict, rewind, clear, fork)
 //   - approvals.js: a tool call waiting for the person's approval, with Allow and Deny
+//   - plan.js: the agent's plan, followed from its todo calls as record.Plan follows them
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //

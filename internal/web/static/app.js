@@ -11,12 +11,13 @@ import { loadSurvey, setEditable } from "./survey.js";
 import { approvalCard } from "./approvals.js";
 import { summarize } from "./timeline.js";
 import { el, ago } from "./markup.js";
+import { Plan, renderPlan } from "./plan.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
   app: $("app"), list: $("conv-list"), newConv: $("new-conv"), menu: $("menu"), scrim: $("scrim"),
   title: $("title"), renameBtn: $("rename"), renameForm: $("rename-form"), renameInput: $("rename-input"),
-  status: $("status"), banner: $("banner"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"), approvals: $("approvals"),
+  status: $("status"), banner: $("banner"), plan: $("plan"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"), approvals: $("approvals"),
   ctxBtn: $("context-btn"), ctxPanel: $("context-panel"), ctxBody: $("context-body"), ctxClose: $("context-close"), ctxRefresh: $("context-refresh"),
   composer: $("composer"), input: $("input"), file: $("file"), atts: $("attachments"), send: $("send"), stop: $("stop"), toast: $("toast"),
 };
@@ -37,6 +38,7 @@ const S = {
   state: null, // the current conversation's folded state, as the newest event carried it
   stream: null,
   timeline: null,
+  plan: new Plan(), // the current conversation's plan, followed from its records (plan.js)
   seen: new Set(), // submission ids the current conversation's stream has shown
   online: true,
   authFailed: false,
@@ -261,6 +263,8 @@ function select(id) {
   const v = currentView();
   S.state = v.state || null;
   S.timeline.reset();
+  S.plan = new Plan();
+  renderPlan(ui.plan, []);
   showDraft();
   closeNav();
   S.stream = new Stream(id, 0, { onRecord, onLive: (l) => S.timeline.onLive(l), onStatus: streamStatus });
@@ -278,6 +282,7 @@ function refreshSoon() {
 
 function onRecord(ev) {
   S.timeline.record(ev);
+  if (S.plan.apply(ev.kind, ev.payload)) renderPlan(ui.plan, S.plan.items());
   if (ev.state && (!S.state || ev.state.seq >= S.state.seq)) S.state = ev.state;
   const p = ev.payload || {};
   const conv = S.current;

@@ -3,8 +3,8 @@
 // fetched from the network first (a newer host serves its newer page) and from the cache only
 // when the host does not answer. The API is never touched.
 
-const CACHE = "rein-web-v2";
-const SHELL = ["./", "sender.js", "style.css", "app.js", "api.js", "outbox.js", "working.js", "timeline.js", "survey.js", "markup.js", "approvals.js"];
+const CACHE = "rein-web-v3";
+const SHELL = ["./", "sender.js", "style.css", "app.js", "api.js", "outbox.js", "working.js", "timeline.js", "survey.js", "markup.js", "approvals.js", "plan.js"];
 
 self.addEventListener("install", (e) => {
   e.waitUntil(caches.open(CACHE).then((c) => c.addAll(SHELL)).then(() => self.skipWaiting()));
