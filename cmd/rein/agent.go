@@ -9,6 +9,7 @@ import (
 	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
+	"github.com/reinhq/rein/internal/tool/fetch"
 	fstool "github.com/reinhq/rein/internal/tool/fs"
 	"github.com/reinhq/rein/internal/tool/shell"
 	"github.com/reinhq/rein/internal/tool/todo"
@@ -34,7 +35,9 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 		spawn := agent.Beside(session.Options{Redact: redactText}, record.SessionStarted{
 			Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
 			Sandbox: f.sandbox.chosen.String(),
-		}, func() (*tool.Runner, error) { return buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen) })
+		}, func() (*tool.Runner, error) {
+			return buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen, f.web.fetchOptions(f.sandbox.chosen))
+		})
 		cfg.Doors = append(cfg.Doors, &agent.Children{Spawn: spawn, Limits: lim})
 	}
 	return cfg
@@ -43,7 +46,7 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 // buildRunner wires the workspace tools, the permission policy and the OS sandbox of the bash
 // tool (its temporary directory lives until closeSandboxes). A rule naming no tool of the session
 // (bash, the file tools, the doors) is refused, saying which was meant.
-func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy) (*tool.Runner, error) {
+func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy, web fetch.Options) (*tool.Runner, error) {
 	pol, err := policyFrom(mode, allow, deny)
 	if err != nil {
 		return nil, err
@@ -64,7 +67,8 @@ func buildRunner(ws, mode string, allow, deny []string, box osbox.Policy) (*tool
 	}
 	// todo keeps the plan the person sees; it changes nothing outside the session.
 	tools := append([]tool.Tool{sh}, files.Tools()...)
-	tools = append(tools, todo.Tool{})
+	// web_fetch reaches public addresses only, and is offline when the sandbox is (webflags.go).
+	tools = append(tools, todo.Tool{}, fetch.New(web))
 	reg, err := tool.NewRegistry(tools...)
 	if err != nil {
 		return nil, err
@@ -93,7 +97,7 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 		if s.Provider != "" && s.Provider != wired.name {
 			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
 		}
-		runner, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen)
+		runner, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen, f.web.fetchOptions(f.sandbox.chosen))
 		if err != nil {
 			return nil, err
 		}

@@ -39,6 +39,10 @@ type config struct {
 	AllowNetwork bool     `toml:"allow_network"`
 	SandboxWrite []string `toml:"sandbox_write"`
 	ProtectGit   bool     `toml:"protect_git"`
+	// The model's reach onto the web (--allow-web-fetch, --web-fetch-private, --web-search).
+	AllowWebFetch   bool `toml:"allow_web_fetch"`
+	WebFetchPrivate bool `toml:"web_fetch_private"`
+	WebSearch       bool `toml:"web_search"`
 }
 
 func configPath(getenv func(string) string) string {
@@ -77,7 +81,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 					keys = append(keys, k.String())
 				}
 				sort.Strings(keys)
-				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git)", path, strings.Join(keys, ", "))
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, allow_web_fetch, web_fetch_private, web_search)", path, strings.Join(keys, ", "))
 			}
 			if c.Thinking != 0 && c.Thinking < agent.MinThinking {
 				return c, fmt.Errorf("the config file %s sets thinking = %d: a budget is at least %d tokens (or 0 for off)", path, c.Thinking, agent.MinThinking)
@@ -138,6 +142,7 @@ func (f *runFlags) configure(cmd *cobra.Command) error {
 		"max-turns": num(int64(c.MaxTurns)), "max-tokens": num(int64(c.MaxTokens)),
 		"max-children": opt(c.MaxChildren), "max-children-total": opt(c.MaxChildrenTotal),
 		"sandbox": c.Sandbox, "allow-network": yes(c.AllowNetwork), "protect-git": yes(c.ProtectGit),
+		"allow-web-fetch": yes(c.AllowWebFetch), "web-fetch-private": yes(c.WebFetchPrivate), "web-search": yes(c.WebSearch),
 	} {
 		if err := set(name, value); err != nil {
 			return err

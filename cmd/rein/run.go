@@ -35,6 +35,7 @@ type runFlags struct {
 	maxTokens  int
 	children   childFlags
 	sandbox    sandboxFlags
+	web        webFlags
 	prompt     string // -p
 	// changed says whether the person set a flag on the command line (not the config file).
 	changed func(name string) bool
@@ -55,6 +56,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&f.prompt, "prompt", "p", "", `the prompt (as "rein -p" in other harnesses); or give it as arguments, or on standard input`)
 	f.children.register(cmd.Flags())
 	f.sandbox.register(cmd.Flags())
+	f.web.register(cmd.Flags())
 }
 
 // resolve resolves the provider the flags name and checks the thinking budget against the
@@ -312,7 +314,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 			return fail(err)
 		}
 	}
-	runner, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen)
+	runner, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen, f.web.fetchOptions(f.sandbox.chosen))
 	if err != nil {
 		return fail(exitf(exitUsage, "%v", err))
 	}

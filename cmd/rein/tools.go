@@ -4,8 +4,8 @@ import "github.com/reinhq/rein/internal/tool"
 
 // rulesHelp is how permission rules match, for the help of the commands that take them.
 const rulesHelp = `Permission rules (--allow, --deny, and the config file's allow and deny) name a
-tool — bash, read_file, write_file, edit_file, glob, grep, todo, context,
-transcript or agents — and may add a pattern: "bash(git push*)", "write_file(docs/*)",
+tool — bash, read_file, write_file, edit_file, glob, grep, todo, web_fetch,
+context, transcript or agents — and may add a pattern: "bash(git push*)", "write_file(docs/*)",
 "context(evict)". A name rein does not have is refused. In a pattern, * matches
 anything, ? one character. A bash pattern is matched against every simple command
 of the parsed line (after ;, &&, |, inside $(...), sh -c '...' and eval), its
