@@ -26,9 +26,13 @@ func site(t *testing.T) (srv *httptest.Server, hung chan struct{}) {
 		fmt.Fprint(w, `<!doctype html><html><head><title>T</title><script>alert(1)</script><style>p{}</style></head>
 <body><h1>Release notes</h1><p>Version <strong>2.0</strong> adds <a href="/docs">docs</a>.</p><ul><li>one</li><li>two</li></ul></body></html>`)
 	})
-	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/page", http.StatusMovedPermanently) })
+	mux.HandleFunc("/old", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/page", http.StatusMovedPermanently)
+	})
 	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
-	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "file:///etc/passwd", http.StatusFound) })
+	mux.HandleFunc("/file", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "file:///etc/passwd", http.StatusFound)
+	})
 	mux.HandleFunc("/text", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprint(w, "plain <b>not html</b>")
