@@ -36,7 +36,11 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 			Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
 			Sandbox: f.sandbox.chosen.String(),
 		}, func() (*tool.Runner, error) {
-			return buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen, f.web.fetchOptions(f.sandbox.chosen))
+			r, err := buildRunner(ws, f.permission, f.allow, f.deny, f.sandbox.chosen, f.web.fetchOptions(f.sandbox.chosen))
+			if err == nil {
+				showImages(r, wired.name, wired.model)
+			}
+			return r, err
 		})
 		cfg.Doors = append(cfg.Doors, &agent.Children{Spawn: spawn, Limits: lim})
 	}
@@ -106,6 +110,7 @@ func hostAgent(ws string, wired *wiring, f runFlags) func(sess *session.Session,
 		if s.Model != "" {
 			cfg.Model = s.Model
 		}
+		showImages(runner, wired.name, cfg.Model)
 		return agent.New(cfg), nil
 	}
 }

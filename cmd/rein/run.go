@@ -322,6 +322,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	if err != nil {
 		return fail(err)
 	}
+	showImages(runner, wired.name, wired.model)
 	if sess != nil {
 		sayChanges(stderr, was, ws, wired, f.permission)
 		saySandboxChange(stderr, was.Sandbox, f.sandbox.chosen)

@@ -147,6 +147,9 @@ func checkMessage(m record.Message) string {
 			if p.CallID == "" {
 				return "has a tool result with no call id"
 			}
+			if why := checkImages(p.Images); why != "" {
+				return "has a tool result with " + why
+			}
 			substantive = true
 		case record.PartImage:
 			if p.Data == "" || p.MediaType == "" {
@@ -211,6 +214,9 @@ func (s *State) judgeToolResults(seq int64, b *record.ToolResults) error {
 			return refuse(seq, "gives tool call %q the outcome %q, which is not one of ok, error, denied, not_executed, interrupted, timed_out", r.CallID, r.Outcome)
 		case r.Content == "":
 			return refuse(seq, "answers tool call %q with empty content: an empty result is refused by providers", r.CallID)
+		}
+		if why := checkImages(r.Images); why != "" {
+			return refuse(seq, "answers tool call %q with %s", r.CallID, why)
 		}
 		got[r.CallID] = true
 	}
@@ -348,7 +354,7 @@ func (s *State) applyToolResults(seq int64, b *record.ToolResults) {
 func ResultsMessage(b *record.ToolResults) record.Message {
 	m := record.Message{Role: record.User, Parts: make([]record.Part, 0, len(b.Results))}
 	for _, r := range b.Results {
-		m.Parts = append(m.Parts, record.Part{Type: record.PartToolResult, CallID: r.CallID, Text: r.Content, IsError: r.IsError, Outcome: r.Outcome})
+		m.Parts = append(m.Parts, record.Part{Type: record.PartToolResult, CallID: r.CallID, Text: r.Content, IsError: r.IsError, Outcome: r.Outcome, Images: r.Images})
 	}
 	return m
 }

@@ -402,6 +402,7 @@ func (p *Part) members() (f fields) {
 	f.add("args", &p.Args)
 	f.add("is_error", &p.IsError)
 	f.add("outcome", (*string)(&p.Outcome))
+	f.add("images", &p.Images)
 	return f
 }
 
@@ -483,6 +484,7 @@ func (p *ToolResult) members() (f fields) {
 	f.add("content", &p.Content)
 	f.add("is_error", &p.IsError)
 	f.add("outcome", (*string)(&p.Outcome))
+	f.add("images", &p.Images)
 	return f
 }
 

@@ -35,8 +35,9 @@ const (
 //     as evidence and never sent.
 //   - redacted_thinking: Data, opaque
 //   - tool_call: CallID, Name and Args (always a JSON object once admitted)
-//   - tool_result: CallID, Text (the content), IsError and Outcome
-//   - image: MediaType and Data (base64)
+//   - tool_result: CallID, Text (the content), IsError and Outcome; and Images, the pictures the
+//     result carries after its text (a read_file of an image), each an image part
+//   - image: MediaType and Data (base64); Name, when it came from a file, the file's path
 type Part struct {
 	Type      PartType        `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -48,6 +49,7 @@ type Part struct {
 	Args      json.RawMessage `json:"args,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
 	Outcome   Outcome         `json:"outcome,omitempty"`
+	Images    []Part          `json:"images,omitempty"`
 }
 
 // Message is one neutral message of a context: a role and its parts. Provider adapters translate it

@@ -20,12 +20,14 @@ type Call struct {
 }
 
 // Result is what running a call produced. Content is the text the model will read (the agent adds
-// the TURN trailer); Outcome is truthful (DESIGN §3.5).
+// the TURN trailer); Outcome is truthful (DESIGN §3.5). Images, when set, are pictures the model
+// sees after the text (image parts: a read_file of a PNG), for a model that takes images.
 type Result struct {
 	Content  string
 	IsError  bool
 	Outcome  record.Outcome
 	ExitCode *int
+	Images   []record.Part
 }
 
 // Tool is one function the model may call. Run must return promptly once ctx is cancelled, with

@@ -32,17 +32,20 @@ type (
 	}
 	// wireBlock is every content block type in one struct; each type sets only its own fields.
 	wireBlock struct {
-		Type         string            `json:"type"`
-		Text         *string           `json:"text,omitempty"`
-		Thinking     *string           `json:"thinking,omitempty"`
-		Signature    string            `json:"signature,omitempty"`
-		Data         string            `json:"data,omitempty"`
-		Source       *wireSource       `json:"source,omitempty"`
-		ID           string            `json:"id,omitempty"`
-		Name         string            `json:"name,omitempty"`
-		Input        json.RawMessage   `json:"input,omitempty"`
-		ToolUseID    string            `json:"tool_use_id,omitempty"`
-		Content      *string           `json:"content,omitempty"`
+		Type      string          `json:"type"`
+		Text      *string         `json:"text,omitempty"`
+		Thinking  *string         `json:"thinking,omitempty"`
+		Signature string          `json:"signature,omitempty"`
+		Data      string          `json:"data,omitempty"`
+		Source    *wireSource     `json:"source,omitempty"`
+		ID        string          `json:"id,omitempty"`
+		Name      string          `json:"name,omitempty"`
+		Input     json.RawMessage `json:"input,omitempty"`
+		ToolUseID string          `json:"tool_use_id,omitempty"`
+		Content   *string         `json:"content,omitempty"`
+		// Blocks is a tool_result's content as a list (its text, then its images), written in
+		// Content's place by appendBlocks (wire.go); encoding/json does not see it.
+		Blocks       []wireBlock       `json:"-"`
 		IsError      bool              `json:"is_error,omitempty"`
 		CacheControl *wireCacheControl `json:"cache_control,omitempty"`
 	}
@@ -181,7 +184,9 @@ func encodeParts(blocks []wireBlock, i int, m record.Message) ([]wireBlock, erro
 			blocks = append(blocks, wireBlock{Type: "tool_use", ID: p.CallID, Name: p.Name, Input: args})
 		case record.PartToolResult:
 			b := wireBlock{Type: "tool_result", ToolUseID: p.CallID, IsError: p.IsError}
-			if p.Text != "" {
+			if len(p.Images) > 0 {
+				b.Blocks = resultBlocks(p)
+			} else if p.Text != "" {
 				b.Content = &p.Text
 			}
 			blocks = append(blocks, b)

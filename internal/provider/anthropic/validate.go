@@ -301,6 +301,13 @@ func validateResultContent(at string, raw json.RawMessage) *provider.Violation {
 		case b.Type != "text" && b.Type != "image" && b.Type != "document" && b.Type != "search_result":
 			return violation("tool_result_content", fmt.Sprintf("%s.content.%d", at, k),
 				fmt.Sprintf("%s.tool_result.content.%d: tool results may hold text, image and document blocks", at, k))
+		case b.Type == "image" && b.Source == nil:
+			return violation("missing_field", fmt.Sprintf("%s.content.%d.source", at, k), fmt.Sprintf("%s.content.%d.image.source: Field required", at, k))
+		case b.Type == "image" && b.Source.Type == "base64" && !imageTypes[b.Source.MediaType]:
+			return violation("image_media_type", fmt.Sprintf("%s.content.%d.source.media_type", at, k), fmt.Sprintf(
+				"%s.content.%d.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'", at, k))
+		case b.Type == "image" && b.Source.Type == "base64" && b.Source.Data == "":
+			return violation("image_data", fmt.Sprintf("%s.content.%d.source.data", at, k), fmt.Sprintf("%s.content.%d.image.source.base64.data: Field required", at, k))
 		}
 	}
 	return nil

@@ -120,6 +120,12 @@ func appendBlocks(dst []byte, blocks []wireBlock) ([]byte, error) {
 		if b.Content != nil {
 			dst = append(dst, `,"content":`...)
 			dst = appendString(dst, *b.Content)
+		} else if b.Blocks != nil {
+			dst = append(dst, `,"content":`...)
+			var err error
+			if dst, err = appendBlocks(dst, b.Blocks); err != nil {
+				return nil, fmt.Errorf("content.%d.content: %w", i, err)
+			}
 		}
 		if b.IsError {
 			dst = append(dst, `,"is_error":true`...)

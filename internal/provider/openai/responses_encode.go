@@ -131,7 +131,11 @@ func appendRespUser(out []any, m record.Message) ([]any, error) {
 	for _, p := range m.Parts {
 		switch p.Type {
 		case record.PartToolResult:
-			out = append(out, respItem{Type: "function_call_output", CallID: p.CallID, Output: &p.Text})
+			if len(p.Images) > 0 {
+				out = append(out, outputWithImages(&p))
+			} else {
+				out = append(out, respItem{Type: "function_call_output", CallID: p.CallID, Output: &p.Text})
+			}
 			results++
 		case record.PartText:
 			rest = append(rest, respContent{Type: "input_text", Text: &p.Text})

@@ -27,7 +27,7 @@ type respItemIn struct {
 	CallID    *string             `json:"call_id"`
 	Name      string              `json:"name"`
 	Arguments json.RawMessage     `json:"arguments"`
-	Output    textIn              `json:"output"`
+	Output    valueIn[respPartIn] `json:"output"`
 	// A reasoning item's.
 	Summary          textIn  `json:"summary"`
 	EncryptedContent *string `json:"encrypted_content"`
@@ -122,6 +122,7 @@ func checkRespItem(i int, it *respItemIn) *provider.Violation {
 		if k := it.Output.Kind(); k != "string" && k != "array" {
 			return violation(RuleBadContent, path+".output", "Missing required parameter: '%s.output'.", path)
 		}
+		return checkOutputParts(path+".output", it.Output.elems)
 	case "reasoning":
 		if it.ID == "" {
 			return violation(RuleBadContent, path+".id", "Missing required parameter: '%s.id'.", path)

@@ -1,0 +1,27 @@
+package fold
+
+import (
+	"fmt"
+
+	"github.com/reinhq/rein/internal/record"
+)
+
+// imageTypes are the media types of the images a tool result may carry: those every provider
+// that takes images takes (Anthropic's list; OpenAI's is wider).
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
+// checkImages says why a tool result's images could not be sent, or "": each is an image part
+// with data and one of the media types every provider takes.
+func checkImages(images []record.Part) string {
+	for i, p := range images {
+		switch {
+		case p.Type != record.PartImage:
+			return fmt.Sprintf("a %s part among its images (image %d): a result carries only images after its text", p.Type, i+1)
+		case p.Data == "":
+			return fmt.Sprintf("image %d without data", i+1)
+		case !imageTypes[p.MediaType]:
+			return fmt.Sprintf("image %d of type %q: images are image/png, image/jpeg, image/gif or image/webp", i+1, p.MediaType)
+		}
+	}
+	return ""
+}
