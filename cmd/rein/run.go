@@ -70,6 +70,10 @@ func (f runFlags) resolve(log io.Writer) (*wiring, error) {
 		w.close()
 		return nil, err
 	}
+	if err := f.web.check(w.name); err != nil {
+		w.close()
+		return nil, err
+	}
 	return w, nil
 }
 

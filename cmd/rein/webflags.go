@@ -32,3 +32,15 @@ func (f webFlags) fetchOptions(box osbox.Policy) fetch.Options {
 	}
 	return o
 }
+
+// check refuses --web-search for a provider with no web search tool of its own.
+func (f webFlags) check(provider string) error {
+	switch {
+	case !f.search:
+		return nil
+	case provider == "anthropic", provider == "openai-responses", provider == "sim":
+		return nil
+	}
+	return exitf(exitUsage, "--web-search: provider %s has no web search tool of its own (Chat Completions has none); "+
+		"use --provider anthropic or openai-responses, or drop --web-search (web_fetch still reads pages)", provider)
+}

@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/reinhq/rein/internal/record"
@@ -22,6 +23,21 @@ func checkImages(images []record.Part) string {
 		case !imageTypes[p.MediaType]:
 			return fmt.Sprintf("image %d of type %q: images are image/png, image/jpeg, image/gif or image/webp", i+1, p.MediaType)
 		}
+	}
+	return ""
+}
+
+// checkServerTool says why a provider's server tool block (web search) could not stand in a
+// message, or "": only the model's messages carry one, from a wire rein knows, as a JSON object.
+// It is not content on its own: a message of nothing else is empty on every other wire.
+func checkServerTool(role record.Role, p record.Part) string {
+	switch {
+	case role != record.Assistant:
+		return "carries a provider's server tool block in a user message"
+	case p.Wire != record.WireAnthropic && p.Wire != record.WireResponses:
+		return fmt.Sprintf("carries a server tool block from the unknown wire %q", p.Wire)
+	case !isObject(json.RawMessage(p.Data)):
+		return "carries a server tool block that is not a JSON object"
 	}
 	return ""
 }

@@ -189,6 +189,9 @@ func partSize(p record.Part) int64 {
 		}
 		field("images", size)
 	}
+	if p.Wire != "" {
+		field("wire", strLen(p.Wire))
+	}
 	return n
 }
 

@@ -156,6 +156,10 @@ func checkMessage(m record.Message) string {
 				return "has an image with no data or media type"
 			}
 			substantive = true
+		case record.PartServerTool:
+			if why := checkServerTool(m.Role, p); why != "" {
+				return why
+			}
 		default:
 			return fmt.Sprintf("has a part of unknown type %q", p.Type)
 		}

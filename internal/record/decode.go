@@ -403,6 +403,7 @@ func (p *Part) members() (f fields) {
 	f.add("is_error", &p.IsError)
 	f.add("outcome", (*string)(&p.Outcome))
 	f.add("images", &p.Images)
+	f.add("wire", &p.Wire)
 	return f
 }
 

@@ -74,6 +74,7 @@ var (
 	knownBlocks = map[string]bool{
 		"text": true, "image": true, "document": true, "tool_use": true, "tool_result": true,
 		"thinking": true, "redacted_thinking": true,
+		"server_tool_use": true, "web_search_tool_result": true, // websearch.go
 	}
 )
 
@@ -242,6 +243,10 @@ func validateSchema(i int, role string, blocks []vBlock) *provider.Violation {
 			if b.Data == nil {
 				return field("data")
 			}
+		case "server_tool_use", "web_search_tool_result":
+			if v := validateServerBlock(at, b); v != nil {
+				return v
+			}
 		case "image":
 			if b.Source == nil {
 				return field("source")
@@ -359,6 +364,9 @@ func validateConversation(req *vRequest, msgs []vMessage, parsed [][]vBlock) *pr
 		}
 		if texts > 0 && texts == blank {
 			return violation("text_whitespace", fmt.Sprintf("messages.%d", i), "messages: text content blocks must contain non-whitespace text")
+		}
+		if v := validateServerPairs(i, role, blocks); v != nil {
+			return v
 		}
 		if role == "user" {
 			if v := validateResults(i, msgs, parsed); v != nil {

@@ -48,6 +48,13 @@ func appendRequest(dst []byte, w *wireRequest) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
+			if t.Raw != nil {
+				var err error
+				if dst, err = appendRaw(dst, t.Raw); err != nil {
+					return nil, fmt.Errorf("encode tools.%d: %w", i, err)
+				}
+				continue
+			}
 			dst = append(dst, `{"name":`...)
 			dst = appendString(dst, t.Name)
 			if t.Description != "" {
@@ -85,6 +92,13 @@ func appendBlocks(dst []byte, blocks []wireBlock) ([]byte, error) {
 		b := &blocks[i]
 		if i > 0 {
 			dst = append(dst, ',')
+		}
+		if b.Raw != nil {
+			var err error
+			if dst, err = appendRaw(dst, b.Raw); err != nil {
+				return nil, fmt.Errorf("content.%d: %w", i, err)
+			}
+			continue
 		}
 		dst = append(dst, `{"type":`...)
 		dst = appendString(dst, b.Type)

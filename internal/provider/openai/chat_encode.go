@@ -178,6 +178,8 @@ func appendChatAssistant(out []chatMessage, m record.Message) ([]chatMessage, er
 				Function: chatCallFunction{Name: p.Name, Arguments: string(p.Args)}})
 		case record.PartThinking, record.PartRedacted:
 			// Not portable: see the package doc.
+		case record.PartServerTool:
+			// Another API's own web search: Chat Completions has none to take it (websearch.go).
 		default:
 			return nil, fmt.Errorf("an assistant message cannot carry a %s part", p.Type)
 		}

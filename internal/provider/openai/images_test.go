@@ -2,8 +2,12 @@ package openai
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/internal/provider/recorded"
 
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
@@ -81,5 +85,44 @@ func TestTakesImages(t *testing.T) {
 		if got := TakesImages(model); got != want {
 			t.Errorf("TakesImages(%q) = %v, want %v", model, got, want)
 		}
+	}
+}
+
+// The recorded Responses stream with a web search: the web_search_call item becomes a server tool
+// part before the text, kept byte for byte, and a follow-up request carrying the reply back passes
+// the validator with the item in place.
+func TestRecordedWebSearchRoundTrip(t *testing.T) {
+	dir := recorded.Dir(t)
+	f, err := os.Open(filepath.Join(dir, "openai-responses", "fantasy-web-search-stream.response.sse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	reply, _, err := decodeStream(f, respDec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reply.Parts) < 2 || reply.Parts[0].Type != record.PartServerTool || reply.Parts[1].Type != record.PartText {
+		t.Fatalf("parts: %+v", reply.Parts)
+	}
+	p := reply.Parts[0]
+	if p.Wire != record.WireResponses || p.CallID != "ws_0200025d411b0585016a3c13b4825c81a391999cec332e6f02" ||
+		p.Text != "searched the web for current population of Tokyo 2024" || !strings.Contains(p.Data, `"queries":["current population of Tokyo 2024"]`) {
+		t.Errorf("the search part: %+v", p)
+	}
+	req := provider.Request{Model: "gpt-4.1", WebSearch: true, Messages: []record.Message{
+		{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: "What is the current population of Tokyo?"}}},
+		{Role: record.Assistant, Parts: reply.Parts},
+		{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: "And Osaka?"}}},
+	}}
+	body, err := EncodeResponses(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := ValidateResponses(body); v != nil {
+		t.Fatalf("%v\n%s", v, body)
+	}
+	if !strings.Contains(string(body), `"tools":[{"type":"web_search"}]`) || !strings.Contains(string(body), p.Data) {
+		t.Errorf("the follow-up request:\n%s", body)
 	}
 }

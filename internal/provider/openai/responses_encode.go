@@ -96,6 +96,9 @@ func EncodeResponses(req provider.Request) ([]byte, error) {
 			return nil, fmt.Errorf("encode responses message %d: %w", i, err)
 		}
 	}
+	if req.WebSearch {
+		w.Tools = append(w.Tools, webSearchTool)
+	}
 	for _, t := range req.Tools {
 		schema := t.Schema
 		if len(schema) == 0 {
@@ -191,6 +194,11 @@ func appendRespAssistant(out []any, m record.Message) ([]any, error) {
 			out = append(out, json.RawMessage(p.Data))
 		case record.PartRedacted:
 			// Anthropic's: not portable (see the package doc).
+		case record.PartServerTool:
+			if p.Wire == record.WireResponses { // websearch.go; another wire's is not sent
+				flush()
+				out = append(out, json.RawMessage(p.Data))
+			}
 		default:
 			return nil, fmt.Errorf("an assistant message cannot carry a %s part", p.Type)
 		}
@@ -210,6 +218,10 @@ func followed(rest []record.Part) bool {
 			}
 		case record.PartToolCall:
 			return true
+		case record.PartServerTool:
+			if p.Wire == record.WireResponses {
+				return true
+			}
 		case record.PartThinking:
 			if p.Data != "" {
 				return false // another reasoning item

@@ -181,6 +181,8 @@ func (w responsesWire) frames(p *plan) []frame {
 			add(false, obj{"type", "response.output_text.done", "item_id", id, "output_index", i, "content_index", 0, "text", pc.text(), "logprobs", []any{}})
 			add(false, obj{"type", "response.content_part.done", "item_id", id, "output_index", i, "content_index", 0, "part", part})
 			item = obj{"id", id, "type", "message", "status", status, "role", "assistant", "content", []any{part}}
+		case pieceSearch:
+			item = searchItem(add, p, i, pc) // websearch.go
 		case pieceCall:
 			id := itemID("fc", p, i)
 			add(false, obj{"type", "response.output_item.added", "output_index", i, "item", obj{"id", id, "type", "function_call", "status", "in_progress", "arguments", "", "call_id", pc.id, "name", pc.name}})

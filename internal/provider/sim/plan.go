@@ -41,6 +41,7 @@ const (
 	pieceText pieceKind = iota
 	pieceThinking
 	pieceCall
+	pieceSearch // a server-side web search and its results (websearch.go)
 )
 
 // piece is one part of a reply with its content already split into the deltas that stream it.
@@ -50,6 +51,7 @@ type piece struct {
 	signature string // thinking
 	id, name  string // call
 	cutOff    bool   // call: arguments cut off by the token limit
+	search    *WebSearch
 }
 
 func (p piece) text() string { return strings.Join(p.deltas, "") }
@@ -62,6 +64,9 @@ func fromStep(st Step, newID func() string) *plan {
 	}
 	if st.Thinking != nil {
 		p.parts = append(p.parts, piece{kind: pieceThinking, deltas: split(st.Thinking.Text, st.Chunks, words), signature: st.Thinking.Signature})
+	}
+	if st.WebSearch != nil {
+		p.parts = append(p.parts, piece{kind: pieceSearch, id: newID(), search: st.WebSearch})
 	}
 	if st.Text != "" {
 		p.parts = append(p.parts, piece{kind: pieceText, deltas: split(st.Text, st.Chunks, words)})
