@@ -45,7 +45,7 @@ type (
 		Content   *string         `json:"content,omitempty"`
 		// Blocks is a tool_result's content as a list (its text, then its images), written in
 		// Content's place by appendBlocks (wire.go); encoding/json does not see it.
-		Blocks       []wireBlock       `json:"-"`
+		Blocks []wireBlock `json:"-"`
 		// Raw is a block sent exactly as it was received (a server tool's, websearch.go): written
 		// whole in the block's place by appendBlocks; encoding/json does not see it.
 		Raw          json.RawMessage   `json:"-"`

@@ -118,7 +118,6 @@ func (c *search) part() (record.Part, bool) {
 		Text: "searched the web for " + strings.TrimSpace(q.Query), Data: string(out)}, true
 }
 
-
 // describeResults says in a few words what a web_search_tool_result holds: the pages found, or
 // the error.
 func describeResults(content json.RawMessage) string {
