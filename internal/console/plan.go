@@ -23,3 +23,13 @@ func (p *Printer) planRecord(body record.Payload) {
 	}
 	p.line(p.out, "  plan:\n    %s\n", strings.ReplaceAll(record.FormatPlan(items), "\n", "\n    "))
 }
+
+// searches prints the provider's own web searches a reply made (server tool parts), a line each:
+// what was searched for and what was found.
+func (p *Printer) searches(b *record.AssistantMessage) {
+	for _, part := range b.Parts {
+		if part.Type == record.PartServerTool && part.Text != "" {
+			p.line(p.out, "⌕ %s\n", part.Text)
+		}
+	}
+}

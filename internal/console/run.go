@@ -136,6 +136,7 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 			fmt.Fprintln(p.out)
 			p.midLine = false
 		}
+		p.searches(b) // plan.go
 	case *record.ToolResults:
 		for _, r := range b.Results {
 			p.line(p.out, "  ⎿ %s%s\n", outcomeWord(r.Outcome), preview(r.Content))

@@ -352,6 +352,11 @@ func (s *scrollback) assistant(b *record.AssistantMessage) {
 			last = s.add(&entry{kind: thinkingEntry, turn: b.Turn, text: text})
 		case record.PartRedacted:
 			last = s.add(&entry{kind: thinkingEntry, turn: b.Turn, text: "(thinking, redacted by the provider)"})
+		case record.PartServerTool:
+			// The provider's own web search: what it searched for, and what it found.
+			if p.Text != "" {
+				last = s.add(&entry{kind: noticeEntry, tone: dim, turn: b.Turn, text: "⌕ " + p.Text})
+			}
 		case record.PartToolCall:
 			c := &toolCall{id: p.CallID, name: p.Name, rawArgs: string(p.Args), args: summarize(p.Name, string(p.Args))}
 			last = s.add(&entry{kind: toolEntry, turn: b.Turn, call: c})
