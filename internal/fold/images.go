@@ -41,3 +41,27 @@ func checkServerTool(role record.Role, p record.Part) string {
 	}
 	return ""
 }
+
+// imageTokens is what one picture is taken to cost in tokens when the context is estimated from
+// bytes: about what Anthropic charges a picture of 1.2 megapixels, and OpenAI one at high detail.
+const imageTokens = 1600
+
+// imageDiscount is how many bytes the pictures in msgs (a user's attachments, a tool result's
+// images) count for less than their base64: each weighs imageTokens tokens, four bytes a token.
+func imageDiscount(msgs []record.Message) int64 {
+	var d int64
+	weigh := func(p record.Part) {
+		if n := int64(len(p.Data)) - imageTokens*4; p.Type == record.PartImage && n > 0 {
+			d += n
+		}
+	}
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			weigh(p)
+			for _, q := range p.Images {
+				weigh(q)
+			}
+		}
+	}
+	return d
+}

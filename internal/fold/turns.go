@@ -250,7 +250,7 @@ func (s *State) phaseWords() string {
 // the context).
 func (s *State) addTurn(t Turn) {
 	t.Under, t.Outer = -1, -1
-	t.Bytes = messagesSize(t.Messages)
+	t.Bytes, t.Discount = messagesSize(t.Messages), imageDiscount(t.Messages)
 	if !t.Withdrawn {
 		s.front.push(Item{From: t.ID, To: t.ID, Residue: -1, Turn: s.turns.len()})
 	}
@@ -290,7 +290,7 @@ func (s *State) applySteering(seq int64, b *record.Steering) {
 	t := s.turns.ptr(s.turns.len() - 1)
 	t.Messages = appendUserText(t.Messages, b.Text)
 	t.Seqs = append(t.Seqs[:len(t.Seqs):len(t.Seqs)], seq)
-	t.Bytes = messagesSize(t.Messages)
+	t.Bytes, t.Discount = messagesSize(t.Messages), imageDiscount(t.Messages)
 	s.phase = AwaitingAssistantAfterUser
 	s.deliver(b.Submission, seq)
 }
@@ -347,7 +347,7 @@ func (s *State) applyToolResults(seq int64, b *record.ToolResults) {
 	copy(msgs, t.Messages)
 	t.Messages = append(msgs, m)
 	t.Seqs = append(t.Seqs[:len(t.Seqs):len(t.Seqs)], seq)
-	t.Bytes = messagesSize(t.Messages)
+	t.Bytes, t.Discount = messagesSize(t.Messages), imageDiscount(t.Messages)
 	s.owed = nil
 	s.started = table[string, bool]{}
 	s.finished = table[string, record.ToolResult]{}
