@@ -84,7 +84,8 @@ func chatImages(p *record.Part) []chatContent {
 }
 
 // TakesImages reports whether an OpenAI model reads images. The GPT-4o, GPT-4.1 and GPT-5 families,
-// o1 (not o1-mini), o3 and o4-mini do; GPT-3.5, the original GPT-4, o1-mini and o3-mini do not.
+// o1 (not o1-mini), o3 and o4-mini do, as do Claude and Gemini models reached through OpenRouter;
+// GPT-3.5, the original GPT-4, o1-mini and o3-mini do not.
 // A model rein does not know (an OpenAI-compatible server's) is taken to read none: it is told what
 // an image file is instead of being sent one it might refuse.
 func TakesImages(model string) bool {
@@ -97,7 +98,8 @@ func TakesImages(model string) bool {
 		return false
 	case strings.HasPrefix(m, "gpt-4o"), strings.HasPrefix(m, "gpt-4.1"), strings.HasPrefix(m, "gpt-4.5"),
 		strings.HasPrefix(m, "gpt-5"), strings.HasPrefix(m, "chatgpt-4o"), strings.HasPrefix(m, "gpt-4-turbo"),
-		strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"), strings.HasPrefix(m, "codex"):
+		strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4"), strings.HasPrefix(m, "codex"),
+		strings.HasPrefix(m, "claude"), strings.HasPrefix(m, "gemini"): // on OpenRouter: anthropic/claude-…, google/gemini-…
 		return true
 	}
 	return false

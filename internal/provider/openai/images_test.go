@@ -80,7 +80,7 @@ func TestChatToolResultImage(t *testing.T) {
 func TestTakesImages(t *testing.T) {
 	for model, want := range map[string]bool{
 		"gpt-4o": true, "gpt-4o-mini": true, "gpt-4.1": true, "gpt-5": true, "gpt-5-codex": true, "o3": true, "o4-mini": true,
-		"openai/gpt-4o": true, "o3-mini": false, "o1-mini": false, "gpt-3.5-turbo": false, "qwen3": false, "llama3.2": false, "": false,
+		"openai/gpt-4o": true, "anthropic/claude-sonnet-4.5": true, "google/gemini-2.5-pro": true, "o3-mini": false, "o1-mini": false, "gpt-3.5-turbo": false, "qwen3": false, "llama3.2": false, "": false,
 	} {
 		if got := TakesImages(model); got != want {
 			t.Errorf("TakesImages(%q) = %v, want %v", model, got, want)
