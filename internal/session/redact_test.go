@@ -97,6 +97,9 @@ var structural = map[string]bool{
 	// A tool result's images are parts, judged as parts: an image's data and media type are
 	// binary and structure; its name, the file read, is redacted.
 	"parts.images.data": true, "parts.images.media_type": true,
+	// A server tool part's wire names the API it came from; its block (data) is the provider's,
+	// as a signature is.
+	"parts.wire": true, "tool_results.results.images.wire": true,
 	"tool_results.results.images.call_id": true, "tool_results.results.images.outcome": true, "tool_results.results.images.signature": true,
 	"tool_results.results.images.name": true, "tool_results.results.images.data": true, "tool_results.results.images.media_type": true,
 	"tool_results.results.images.images.data": true, "tool_results.results.images.images.media_type": true,
