@@ -22,7 +22,7 @@ import (
 // itself, as an image part after a line of text, when the session's model takes images
 // (Workspace.Images); else with a line saying what the file is and that this model cannot see it.
 // A picture larger than the providers take well is scaled down (golang.org/x/image/draw's
-// Catmull-Rom, the quality the providers' own guidance suggests) and sent as PNG or JPEG.
+// Catmull-Rom) and sent as PNG or JPEG.
 
 // The bounds of an image read_file sends.
 const (
@@ -75,12 +75,31 @@ func (w *Workspace) readImage(ctx context.Context, f io.Reader, size int64, name
 	}
 	note := ""
 	if max(cfg.Width, cfg.Height) > maxImageEdge || len(data) > maxImageBytes {
-		var w2, h2 int
-		data, media, w2, h2, err = shrink(media, data)
-		if err != nil {
-			return tool.Failure("%s is a %s that could not be scaled down: %v", name, what, err)
+		// Scaling a large photograph takes a while (BenchmarkShrink): it runs apart, so that a
+		// Stop answers at once; the work left is bounded and its result dropped.
+		type shrunk struct {
+			data          []byte
+			media         string
+			width, height int
+			err           error
 		}
-		note = fmt.Sprintf("; sent scaled down to %d×%d %s, %s", w2, h2, formatName[media], kib(len(data)))
+		done := make(chan shrunk, 1)
+		go func() {
+			var s shrunk
+			s.data, s.media, s.width, s.height, s.err = shrink(media, data)
+			done <- s
+		}()
+		var s shrunk
+		select {
+		case s = <-done:
+		case <-ctx.Done():
+			return interrupted("read_file stopped while it scaled down the image " + name)
+		}
+		if s.err != nil {
+			return tool.Failure("%s is a %s that could not be scaled down: %v", name, what, s.err)
+		}
+		data, media = s.data, s.media
+		note = fmt.Sprintf("; sent scaled down to %d×%d %s, %s", s.width, s.height, formatName[media], kib(len(data)))
 	}
 	part := record.Part{Type: record.PartImage, MediaType: media, Data: base64.StdEncoding.EncodeToString(data), Name: name}
 	return tool.Result{Content: fmt.Sprintf("[image: %s, a %s%s]", name, what, note), Outcome: record.OK, Images: []record.Part{part}}

@@ -2,7 +2,9 @@ package fstool
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"encoding/json"
 	"image"
 	"image/color"
 	"image/gif"
@@ -10,8 +12,11 @@ import (
 	"image/png"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/tool"
+	"github.com/reinhq/rein/internal/tool/tooltest"
 )
 
 func picture(w, h int) *image.RGBA {
@@ -113,4 +118,39 @@ func FuzzImageKind(f *testing.F) {
 		// Whatever the kind, decoding the config of junk must fail or succeed, never panic.
 		_, _ = decodeConfig(media, b)
 	})
+}
+
+// BenchmarkShrink scales a 4000×3000 JPEG photograph to the long-edge cap and re-encodes it.
+func BenchmarkShrink(b *testing.B) {
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, picture(4000, 3000), nil); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.ResetTimer()
+	for range b.N {
+		if _, _, _, _, err := shrink("image/jpeg", data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A Stop while a large picture is being scaled down answers at once, interrupted.
+func TestReadImageStop(t *testing.T) {
+	w, _ := setup(t, map[string]string{"huge.jpg": encoded(t, "jpeg", picture(4000, 3000))})
+	w.SetImages(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan tool.Result, 1)
+	go func() {
+		done <- w.ReadFile().Run(ctx, tool.Call{ID: "c", Name: "read_file", Args: json.RawMessage(`{"path":"huge.jpg"}`)})
+	}()
+	cancel()
+	select {
+	case r := <-done:
+		if r.Outcome != record.Interrupted && r.Outcome != record.OK {
+			t.Errorf("%s %q", r.Outcome, r.Content)
+		}
+	case <-time.After(tooltest.Promptly):
+		t.Fatal("read_file did not answer the Stop")
+	}
 }
