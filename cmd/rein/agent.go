@@ -11,9 +11,11 @@ import (
 	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
 	"github.com/reinhq/rein/internal/tool"
+	"github.com/reinhq/rein/internal/tool/fetch"
 	fstool "github.com/reinhq/rein/internal/tool/fs"
 	"github.com/reinhq/rein/internal/tool/shell"
 	"github.com/reinhq/rein/internal/tool/toolset"
+	"github.com/reinhq/rein/internal/tool/todo"
 	"github.com/spf13/pflag"
 )
 
@@ -29,7 +31,7 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 	set := wired.toolSet(wired.model)
 	cfg := agent.Config{Tools: string(set),
 		Session: sess, Client: wired.client, Provider: wired.name, Model: wired.model, MaxTokens: f.maxTokens,
-		Thinking: wired.thinking, Effort: wired.effort, System: agent.SystemPrompt(ws) + sandboxNote(f.sandbox.chosen), Runner: runner,
+		Thinking: wired.thinking, Effort: wired.effort, WebSearch: f.web.search, System: agent.SystemPrompt(ws) + sandboxNote(f.sandbox.chosen), Runner: runner,
 		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window, Sandbox: f.sandbox.chosen.String(),
 		Checkpoints: f.checkpoints.repo,
 		Hooks: f.hooks,
@@ -43,7 +45,11 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 			Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
 			Sandbox: f.sandbox.chosen.String(), Tools: string(set),
 		}, func() (*tool.Runner, error) {
-			return buildRunner(ws, set, f.permission, f.allow, f.deny, f.sandbox.chosen)
+			r, err := buildRunner(ws, set, f.permission, f.allow, f.deny, f.sandbox.chosen, f.web.fetchOptions(f.sandbox.chosen))
+			if err == nil {
+				showImages(r, wired.name, wired.model)
+			}
+			return r, err
 		})
 		cfg.Doors = append(cfg.Doors, &agent.Children{Spawn: spawn, Limits: lim})
 	}
@@ -51,15 +57,15 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 }
 
 // buildRunner wires the workspace tools of the tool set set (the tools the model was trained on,
-// package toolset), the permission policy and the OS sandbox of the bash tool (its temporary
-// directory lives until closeSandboxes). A rule naming no tool of any tool set or door is
-// refused, saying which was meant: one configuration serves every model.
-func buildRunner(ws string, set toolset.Set, mode string, allow, deny []string, box osbox.Policy) (*tool.Runner, error) {
-	return buildRunnerWith(ws, set, mode, allow, deny, box, shell.Options{})
+// package toolset), todo and web_fetch, the permission policy and the OS sandbox of the bash tool
+// (its temporary directory lives until closeSandboxes). A rule naming no tool of any tool set or
+// door is refused, saying which was meant: one configuration serves every model.
+func buildRunner(ws string, set toolset.Set, mode string, allow, deny []string, box osbox.Policy, web fetch.Options) (*tool.Runner, error) {
+	return buildRunnerWith(ws, set, mode, allow, deny, box, web, shell.Options{})
 }
 
 // buildRunnerWith is buildRunner with the bash tool's options as opts says (its sandbox aside).
-func buildRunnerWith(ws string, set toolset.Set, mode string, allow, deny []string, box osbox.Policy, opts shell.Options) (*tool.Runner, error) {
+func buildRunnerWith(ws string, set toolset.Set, mode string, allow, deny []string, box osbox.Policy, web fetch.Options, opts shell.Options) (*tool.Runner, error) {
 	pol, err := policyFrom(mode, allow, deny)
 	if err != nil {
 		return nil, err
@@ -79,14 +85,17 @@ func buildRunnerWith(ws string, set toolset.Set, mode string, allow, deny []stri
 	if err != nil {
 		return nil, err
 	}
-	reg, err := tool.NewRegistry(set.Tools(sh, files)...)
+	// todo keeps the plan the person sees; it changes nothing outside the session. web_fetch
+	// reaches public addresses only, and is offline when the sandbox is (webflags.go).
+	tools := append(set.Tools(sh, files), todo.Tool{}, fetch.New(web))
+	reg, err := tool.NewRegistry(tools...)
 	if err != nil {
 		return nil, err
 	}
 	// Rules naming MCP tools are judged once the servers are known (withMCP).
 	judged := pol
 	judged.Allow, judged.Ask, judged.Deny = notMCP(pol.Allow), notMCP(pol.Ask), notMCP(pol.Deny)
-	if err := judged.Check(append(toolset.Names(), doorNames()...)); err != nil {
+	if err := judged.Check(append(append(toolset.Names(), record.TodoTool, fetch.Name), doorNames()...)); err != nil {
 		return nil, err
 	}
 	return &tool.Runner{Tools: reg, Policy: pol}, nil
@@ -122,7 +131,7 @@ func hostAgent(ws string, wired *wiring, f runFlags, servers hostMCP) func(sess 
 			model = s.Model
 		}
 		set := wired.toolSet(model)
-		runner, err := buildRunner(ws, set, f.permission, f.allow, f.deny, f.sandbox.chosen)
+		runner, err := buildRunner(ws, set, f.permission, f.allow, f.deny, f.sandbox.chosen, f.web.fetchOptions(f.sandbox.chosen))
 		if err != nil {
 			return nil, err
 		}
@@ -135,6 +144,7 @@ func hostAgent(ws string, wired *wiring, f runFlags, servers hostMCP) func(sess 
 			cfg.System += servers.m.Note()
 		}
 		cfg.Model, cfg.Tools = model, string(set)
+		showImages(runner, wired.name, cfg.Model)
 		return agent.New(cfg), nil
 	}
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/reinhq/rein/internal/agent"
-	"github.com/reinhq/rein/internal/mcp"
 	"github.com/reinhq/rein/internal/hook"
+	"github.com/reinhq/rein/internal/mcp"
 	"github.com/spf13/cobra"
 )
 
@@ -49,6 +49,10 @@ type config struct {
 	CheckpointsAnywhere bool  `toml:"checkpoints_anywhere"`
 	// Hooks are the person's own hooks ([[hooks.pre_tool]] and so on, package hook).
 	Hooks hook.Config `toml:"hooks"`
+	// The model's reach onto the web (--allow-web-fetch, --web-fetch-private, --web-search).
+	AllowWebFetch   bool `toml:"allow_web_fetch"`
+	WebFetchPrivate bool `toml:"web_fetch_private"`
+	WebSearch       bool `toml:"web_search"`
 }
 
 func configPath(getenv func(string) string) string {
@@ -87,7 +91,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 					keys = append(keys, k.String())
 				}
 				sort.Strings(keys)
-				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, mcp_servers, checkpoints, checkpoints_anywhere, and hooks.pre_tool, hooks.post_tool, hooks.prompt, hooks.stop with match, command, timeout_sec)", path, strings.Join(keys, ", "))
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, mcp_servers, checkpoints, checkpoints_anywhere, allow_web_fetch, web_fetch_private, web_search, and hooks.pre_tool, hooks.post_tool, hooks.prompt, hooks.stop with match, command, timeout_sec)", path, strings.Join(keys, ", "))
 			}
 			if c.Thinking != 0 && c.Thinking < agent.MinThinking {
 				return c, fmt.Errorf("the config file %s sets thinking = %d: a budget is at least %d tokens (or 0 for off)", path, c.Thinking, agent.MinThinking)
@@ -154,6 +158,7 @@ func (f *runFlags) configure(cmd *cobra.Command) error {
 		"max-children": opt(c.MaxChildren), "max-children-total": opt(c.MaxChildrenTotal),
 		"sandbox": c.Sandbox, "allow-network": yes(c.AllowNetwork), "protect-git": yes(c.ProtectGit),
 		"no-checkpoints": yes(c.Checkpoints != nil && !*c.Checkpoints), "checkpoints-anywhere": yes(c.CheckpointsAnywhere),
+		"allow-web-fetch": yes(c.AllowWebFetch), "web-fetch-private": yes(c.WebFetchPrivate), "web-search": yes(c.WebSearch),
 	} {
 		if err := set(name, value); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -372,7 +373,7 @@ func checkSettle(added []record.Record, st *fold.State) error {
 		for _, res := range tr.Results {
 			ids = append(ids, res.CallID)
 			if kept, ok := st.Finished(res.CallID); ok {
-				if res != kept {
+				if !reflect.DeepEqual(res, kept) {
 					return fmt.Errorf("call %s finished before the kill with %+v; the resume answers %+v", res.CallID, kept, res)
 				}
 				continue

@@ -104,6 +104,9 @@ func doctor(out io.Writer, path string, dry, repair bool) error {
 	s := st.Stats()
 	fmt.Fprintf(out, "admissible: %s\n", path)
 	fmt.Fprintf(out, "  records %d, turns %d (resident %d), residues %d, phase %s, bytes %d\n", s.Records, s.Turns, s.Resident, s.Residues, s.Phase, s.Bytes)
+	if c.Images > 0 {
+		fmt.Fprintf(out, "  images in tool results: %d, each read from its blob and checked\n", c.Images)
+	}
 	switch {
 	case c.Live != nil:
 		fmt.Fprintf(out, "  live: held by %s, which is writing it now\n", c.Live)

@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/internal/redact"
 	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/tool/fetch"
 )
 
 // hostSpec is what rein serve and rein chat start a host with, beyond the flags they share with
@@ -69,7 +70,7 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	if err := f.sandbox.resolve(stderr); err != nil {
 		return fail(err)
 	}
-	probe, err := buildRunner(ws, wired.toolSet(wired.model), f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off})
+	probe, err := buildRunner(ws, wired.toolSet(wired.model), f.permission, f.allow, f.deny, osbox.Policy{Mode: osbox.Off}, fetch.Options{})
 	if err != nil {
 		return fail(exitf(exitUsage, "%v", err))
 	}

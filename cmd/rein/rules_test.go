@@ -9,24 +9,25 @@ import (
 
 	"github.com/reinhq/rein/internal/record"
 	osbox "github.com/reinhq/rein/internal/sandbox"
+	"github.com/reinhq/rein/internal/tool/fetch"
 	"github.com/reinhq/rein/internal/tool/toolset"
 )
 
 // toolNames are the names a rule may use: every tool and door a session has.
-var toolNames = []string{"bash", "read_file", "write_file", "edit_file", "glob", "grep", "apply_patch", "str_replace_based_edit_tool", "str_replace_editor", "context", "transcript", "agents"}
+var toolNames = []string{"bash", "read_file", "write_file", "edit_file", "glob", "grep", "todo", "web_fetch", "apply_patch", "str_replace_based_edit_tool", "str_replace_editor", "context", "transcript", "agents"}
 
 // TestRuleNames: the names buildRunner accepts are exactly the session's tools and doors, and
 // the help lists them all.
 func TestRuleNames(t *testing.T) {
 	for _, name := range toolNames {
-		if _, err := buildRunner(t.TempDir(), toolset.Rein, "workspace", nil, []string{name}, osbox.Policy{Mode: osbox.Off}); err != nil {
+		if _, err := buildRunner(t.TempDir(), toolset.Rein, "workspace", nil, []string{name}, osbox.Policy{Mode: osbox.Off}, fetch.Options{}); err != nil {
 			t.Errorf("--deny %s: %v", name, err)
 		}
 		if !strings.Contains(rulesHelp, name) {
 			t.Errorf("the rules help does not name %s", name)
 		}
 	}
-	_, err := buildRunner(t.TempDir(), toolset.Rein, "workspace", nil, []string{"nosuch"}, osbox.Policy{Mode: osbox.Off})
+	_, err := buildRunner(t.TempDir(), toolset.Rein, "workspace", nil, []string{"nosuch"}, osbox.Policy{Mode: osbox.Off}, fetch.Options{})
 	if err == nil || !strings.Contains(err.Error(), "the tools are "+strings.Join(toolNames, ", ")) {
 		t.Errorf("--deny nosuch: %v, want the list %v", err, toolNames)
 	}

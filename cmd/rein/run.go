@@ -42,6 +42,7 @@ type runFlags struct {
 	trace       string // --trace-turns (hidden; rein bench turns)
 	hooks       *hook.Set
 	stopHeld    bool // resume --stop: settle a held session instead of releasing it
+	web         webFlags
 	// changed says whether the person set a flag on the command line (not the config file).
 	changed func(name string) bool
 }
@@ -62,6 +63,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	f.children.register(cmd.Flags())
 	f.sandbox.register(cmd.Flags())
 	f.checkpoints.register(cmd.Flags())
+	f.web.register(cmd.Flags())
 }
 
 // resolve resolves the provider the flags name and checks the thinking budget against the
@@ -72,6 +74,10 @@ func (f runFlags) resolve(log io.Writer) (*wiring, error) {
 		return nil, err
 	}
 	if err := w.checkThinking(f.maxTokens); err != nil {
+		w.close()
+		return nil, err
+	}
+	if err := f.web.check(w.name); err != nil {
 		w.close()
 		return nil, err
 	}
@@ -381,7 +387,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 		return fail(err)
 	}
 	set := wired.toolSet(wired.model)
-	runner, err := buildRunnerWith(ws, set, f.permission, f.allow, f.deny, f.sandbox.chosen, shell.Options{Started: tr.started()})
+	runner, err := buildRunnerWith(ws, set, f.permission, f.allow, f.deny, f.sandbox.chosen, f.web.fetchOptions(f.sandbox.chosen), shell.Options{Started: tr.started()})
 	if err != nil {
 		wired.close()
 		return fail(exitf(exitUsage, "%v", err))
@@ -399,6 +405,7 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 		wired.close()
 		return fail(err)
 	}
+	showImages(runner, wired.name, wired.model)
 	if sess != nil {
 		sayChanges(stderr, was, ws, wired, f.permission)
 		saySandboxChange(stderr, was.Sandbox, f.sandbox.chosen)

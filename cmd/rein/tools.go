@@ -4,7 +4,7 @@ import "github.com/reinhq/rein/internal/tool"
 
 // rulesHelp is how permission rules match, for the help of the commands that take them.
 const rulesHelp = `Permission rules (--allow, --deny, and the config file's allow and deny) name a
-tool — bash, read_file, write_file, edit_file, glob, grep, apply_patch,
+tool — bash, read_file, write_file, edit_file, glob, grep, todo, web_fetch, apply_patch,
 str_replace_based_edit_tool, str_replace_editor, context, transcript or agents —
 and may add a pattern: "bash(git push*)", "write_file(docs/*)", "context(evict)".
 A name rein does not have is refused. A rule for read_file, write_file or

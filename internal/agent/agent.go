@@ -44,8 +44,10 @@ type Config struct {
 	// session's start and each resume, so that a resume keeps them.
 	Thinking int
 	Effort   string
-	System   string
-	Runner   *tool.Runner
+	// WebSearch offers the provider's own web search tool where it has one (--web-search).
+	WebSearch bool
+	System    string
+	Runner    *tool.Runner
 	// Doors are tools that act on the session itself (context, transcript, agents); they are
 	// offered after the runner's tools, judged by the runner's policy and run by the loop.
 	Doors    []Door
@@ -446,7 +448,7 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 	st := a.sess.Snapshot()
 	limit := OutputLimit(a.cfg.MaxTokens, a.window())
 	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(),
-		MaxTokens: limit, Thinking: thinkingBudget(a.cfg.Thinking, limit), Effort: a.cfg.Effort}
+		MaxTokens: limit, Thinking: thinkingBudget(a.cfg.Thinking, limit), Effort: a.cfg.Effort, WebSearch: a.cfg.WebSearch}
 	a.mark(MarkEncode)
 	body, err := a.cfg.Client.Encode(req)
 	if err != nil {

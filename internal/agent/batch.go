@@ -63,7 +63,7 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 			res.Content = "(no output)"
 		}
 		res.Content = clipToBatch(res.Content, &used, limit, len(calls)-i)
-		r := record.ToolResult{CallID: c.ID, Content: fold.WithTrailer(res.Content, turn), IsError: res.IsError, Outcome: res.Outcome}
+		r := record.ToolResult{CallID: c.ID, Content: fold.WithTrailer(res.Content, turn), IsError: res.IsError, Outcome: res.Outcome, Images: res.Images}
 		fin := &record.ToolFinished{CallID: c.ID, DurationMs: a.cfg.Now().Sub(start).Milliseconds(), ExitCode: res.ExitCode, Outcome: res.Outcome}
 		// A result that rests on records written only with the batch's results (an eviction, and
 		// every answer after it in the batch, which may have been judged against the context the

@@ -174,6 +174,7 @@ func (transcriptDoor) Run(ctx context.Context, a *Agent, turn int64, call tool.C
 			if err != nil {
 				return tool.Failure("turn %d cannot be read back: %v", id, err), nil
 			}
+			msgs = picturesNamed(msgs) // images.go
 			for _, m := range msgs {
 				size += int(fold.MessageSize(m))
 			}

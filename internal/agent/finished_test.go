@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/reinhq/rein/internal/agent"
@@ -85,7 +86,7 @@ func TestCrashMidBatchKeepsFinished(t *testing.T) {
 			t.Fatalf("the settled batch answers %d calls, want 4", len(got))
 		}
 		for i := range 2 {
-			if got[i] != whole[i] {
+			if !reflect.DeepEqual(got[i], whole[i]) {
 				t.Errorf("call %d finished before the crash; resumed it answers\n%+v\nwhere the batch answered\n%+v", i, got[i], whole[i])
 			}
 		}
@@ -124,7 +125,7 @@ func TestCrashAfterEvictionKeepsNothingProvisional(t *testing.T) {
 
 		rs := settleSnapshot(t, h, snap)
 		got := results(t, rs)
-		if got[0] != whole[0] {
+		if !reflect.DeepEqual(got[0], whole[0]) {
 			t.Errorf("the call before the eviction is answered %+v, want %+v", got[0], whole[0])
 		}
 		for i := 1; i < 4; i++ {

@@ -10,6 +10,7 @@ import (
 	"github.com/reinhq/rein/internal/tool"
 	fstool "github.com/reinhq/rein/internal/tool/fs"
 	"github.com/reinhq/rein/internal/tool/shell"
+	"github.com/reinhq/rein/internal/tool/todo"
 )
 
 // The system prompt describes the tools a session has: the name of every tool of the shell, the
@@ -26,6 +27,7 @@ func TestSystemPromptNamesTheTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools := append([]tool.Tool{sh}, files.Tools()...)
+	tools = append(tools, todo.Tool{})
 	var names []string
 	for _, tl := range tools {
 		names = append(names, tl.Spec().Name)

@@ -29,6 +29,8 @@ type Printer struct {
 	attemptText bool
 	// shownLive holds the calls of the batch running whose output was printed as it came.
 	shownLive map[string]bool
+	// plan follows the session's todo calls; each change is printed (plan.go).
+	plan record.Plan
 }
 
 // NewPrinter returns a Printer writing to out and errw.
@@ -106,6 +108,7 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 			return
 		}
 		p.emit("type", "record", "seq", u.Record.Seq, "kind", u.Record.Kind(), "payload", u.Record.Body)
+		p.planRecord(u.Record.Body)
 		return
 	}
 	if u.Live != nil {
@@ -129,6 +132,7 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 		}
 		return
 	}
+	defer p.planRecord(u.Record.Body)
 	switch b := u.Record.Body.(type) {
 	case *record.TurnStarted:
 		p.attemptText = false
@@ -138,6 +142,7 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 			fmt.Fprintln(p.out)
 			p.midLine = false
 		}
+		p.searches(b) // plan.go
 	case *record.ToolResults:
 		for _, r := range b.Results {
 			if p.shownLive[r.CallID] {

@@ -71,6 +71,14 @@ func (s *State) Admit(turn int64, d Draft) ([]record.Part, []Repair, Verdict) {
 				continue
 			}
 			out = append(out, record.Part{Type: record.PartRedacted, Data: p.Data})
+		case record.PartServerTool:
+			// A provider's own tool's block (web search), kept as received for its wire.
+			if why := checkServerTool(record.Assistant, p); why != "" {
+				orig, _ := json.Marshal(p)
+				repairs = append(repairs, Repair{What: "dropped a server tool block: the reply " + why, Original: orig})
+				continue
+			}
+			out = append(out, record.Part{Type: record.PartServerTool, Wire: p.Wire, Name: p.Name, CallID: p.CallID, Text: p.Text, Data: p.Data})
 		case record.PartToolCall:
 			orig, _ := json.Marshal(map[string]string{"id": p.CallID, "name": p.Name, "args": string(p.Args)})
 			if cut[i] {

@@ -274,7 +274,7 @@ func TestMessageSizeMatchesEncoding(t *testing.T) {
 			// long runs of plain ASCII with the odd special byte, for the eight-bytes-at-a-time path
 			rapid.StringOfN(rapid.OneOf(rapid.RuneFrom([]rune{'a', 'b', ' ', '~', '!', '#', 0x7f}), rapid.RuneFrom([]rune{'"', '\\', '\n', 0x1f, 'é', '\u2028'})), 0, 80, -1))
 		var parts []record.Part
-		for _, k := range rapid.SliceOfN(rapid.IntRange(0, 4), 1, 5).Draw(t, "kinds") {
+		for _, k := range rapid.SliceOfN(rapid.IntRange(0, 6), 1, 5).Draw(t, "kinds") {
 			switch k {
 			case 0:
 				parts = append(parts, record.Part{Type: record.PartText, Text: str.Draw(t, "text")})
@@ -287,6 +287,11 @@ func TestMessageSizeMatchesEncoding(t *testing.T) {
 				parts = append(parts, record.Part{Type: record.PartToolResult, CallID: "c", Text: str.Draw(t, "out"), IsError: rapid.Bool().Draw(t, "err"), Outcome: record.Interrupted})
 			case 4:
 				parts = append(parts, record.Part{Type: record.PartImage, MediaType: "image/png", Data: str.Draw(t, "data")})
+			case 5:
+				parts = append(parts, record.Part{Type: record.PartToolResult, CallID: "c", Text: str.Draw(t, "out"), Outcome: record.OK,
+					Images: []record.Part{{Type: record.PartImage, MediaType: "image/png", Data: str.Draw(t, "img"), Name: str.Draw(t, "name")}, {Type: record.PartImage, MediaType: "image/gif", Data: "R0lG"}}})
+			case 6:
+				parts = append(parts, record.Part{Type: record.PartServerTool, Wire: record.WireAnthropic, Name: "web_search", CallID: "srvtoolu_1", Text: str.Draw(t, "q"), Data: `{"type":"server_tool_use"}`})
 			}
 		}
 		m := record.Message{Role: record.Assistant, Parts: parts}

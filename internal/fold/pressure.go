@@ -19,7 +19,8 @@ func (s *State) PlanForcedEviction(keep int64) (from, to int64, ok bool) {
 		if it.Residue >= 0 {
 			return MessageSize(s.resMsgs.at(it.Residue))
 		}
-		return s.turns.at(it.Turn).Bytes
+		t := s.turns.at(it.Turn)
+		return t.Bytes - t.Discount
 	}
 	// hand is the item of the prompt that opened the exchange in hand.
 	hand := n - 1
@@ -79,5 +80,11 @@ func (s *State) checkUnclosed(from, to int64) (int64, int64, bool) {
 // when the provider's last count no longer measures it.
 func (s *State) Estimate() int64 {
 	sv := s.Survey()
-	return (sv.Bytes + sv.SystemBytes + 3) / 4
+	var discount int64
+	for _, it := range s.Frontier() {
+		if it.Residue < 0 {
+			discount += s.turns.at(it.Turn).Discount
+		}
+	}
+	return (sv.Bytes - discount + sv.SystemBytes + 3) / 4
 }

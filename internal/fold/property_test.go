@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -176,7 +177,7 @@ func (a *agent) quiesce(reason string) {
 	if plan := l.s.QuiescePlan(reason); plan != nil {
 		for _, r := range plan.Results {
 			if kept, ok := l.s.Finished(r.CallID); ok {
-				if r != kept {
+				if !reflect.DeepEqual(r, kept) {
 					a.t.Fatalf("quiesce answered the finished call %s with %+v, not its kept result %+v", r.CallID, r, kept)
 				}
 				continue

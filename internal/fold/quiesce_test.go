@@ -2,6 +2,7 @@ package fold
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -112,7 +113,7 @@ func TestCrashMidBatchKeepsFinished(t *testing.T) {
 			case got.CallID != id:
 				rt.Fatalf("plan result %d answers %s, want %s", i, got.CallID, id)
 			case fin != nil && fin.Content != "":
-				if got != answered.Results[i] {
+				if !reflect.DeepEqual(got, answered.Results[i]) {
 					rt.Fatalf("%s (%s): the finished call is answered\n%+v\nwhere the uncrashed batch answered\n%+v", id, reason, got, answered.Results[i])
 				}
 			case started[id]:
@@ -142,7 +143,7 @@ func TestCrashMidBatchKeepsFinished(t *testing.T) {
 		}
 		res := settled.recs[cut].Body.(*record.ToolResults)
 		for i, r := range res.Results {
-			if fin := finished[r.CallID]; fin != nil && fin.Content != "" && r != answered.Results[i] {
+			if fin := finished[r.CallID]; fin != nil && fin.Content != "" && !reflect.DeepEqual(r, answered.Results[i]) {
 				rt.Fatalf("the settled record answers %s\n%+v\nwhere the uncrashed batch answered\n%+v", r.CallID, r, answered.Results[i])
 			}
 		}
@@ -175,7 +176,7 @@ func TestQuiescePlanAnswersFinished(t *testing.T) {
 		if d := cmp.Diff(want, got); d != "" {
 			t.Fatalf("%s: outcomes (-want +got):\n%s", reason, d)
 		}
-		if r := plan.Results[0]; r != (record.ToolResult{CallID: "a", Content: "boom\n[exit code 1]\nTURN: 2", IsError: true, Outcome: record.Failed}) {
+		if r := plan.Results[0]; !reflect.DeepEqual(r, record.ToolResult{CallID: "a", Content: "boom\n[exit code 1]\nTURN: 2", IsError: true, Outcome: record.Failed}) {
 			t.Fatalf("%s: the finished call is answered %+v", reason, r)
 		}
 		l.add(plan)

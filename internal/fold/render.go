@@ -182,6 +182,16 @@ func partSize(p record.Part) int64 {
 	if p.Outcome != "" {
 		field("outcome", strLen(string(p.Outcome)))
 	}
+	if len(p.Images) > 0 {
+		size := int64(1 + len(p.Images)) // [ ] and the commas between
+		for _, q := range p.Images {
+			size += partSize(q)
+		}
+		field("images", size)
+	}
+	if p.Wire != "" {
+		field("wire", strLen(p.Wire))
+	}
 	return n
 }
 

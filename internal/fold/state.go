@@ -71,6 +71,10 @@ type Turn struct {
 	Kind  TurnKind
 	Label string
 	Bytes int64
+	// Discount is what the pictures among Bytes weigh less than their bytes when the context is
+	// measured in tokens (images.go): a picture costs its provider a fixed-ish number of tokens,
+	// not a quarter of its base64.
+	Discount int64
 	// Messages are the turn's messages exactly as recorded (an inherited row: its admissible
 	// prefix). They are released when the turn leaves the context; read-back then goes through
 	// the record (Seqs, or Pointer for an inherited row).

@@ -147,12 +147,19 @@ func checkMessage(m record.Message) string {
 			if p.CallID == "" {
 				return "has a tool result with no call id"
 			}
+			if why := checkImages(p.Images); why != "" {
+				return "has a tool result with " + why
+			}
 			substantive = true
 		case record.PartImage:
 			if p.Data == "" || p.MediaType == "" {
 				return "has an image with no data or media type"
 			}
 			substantive = true
+		case record.PartServerTool:
+			if why := checkServerTool(m.Role, p); why != "" {
+				return why
+			}
 		default:
 			return fmt.Sprintf("has a part of unknown type %q", p.Type)
 		}
@@ -212,6 +219,9 @@ func (s *State) judgeToolResults(seq int64, b *record.ToolResults) error {
 		case r.Content == "":
 			return refuse(seq, "answers tool call %q with empty content: an empty result is refused by providers", r.CallID)
 		}
+		if why := checkImages(r.Images); why != "" {
+			return refuse(seq, "answers tool call %q with %s", r.CallID, why)
+		}
 		got[r.CallID] = true
 	}
 	var missing []string
@@ -240,7 +250,7 @@ func (s *State) phaseWords() string {
 // the context).
 func (s *State) addTurn(t Turn) {
 	t.Under = -1
-	t.Bytes = messagesSize(t.Messages)
+	t.Bytes, t.Discount = messagesSize(t.Messages), imageDiscount(t.Messages)
 	if !t.Withdrawn {
 		s.front.push(Item{From: t.ID, To: t.ID, Residue: -1, Turn: s.turns.len()})
 	}
@@ -280,7 +290,7 @@ func (s *State) applySteering(seq int64, b *record.Steering) {
 	t := s.turns.ptr(s.turns.len() - 1)
 	t.Messages = appendUserText(t.Messages, b.Text)
 	t.Seqs = append(t.Seqs[:len(t.Seqs):len(t.Seqs)], seq)
-	t.Bytes = messagesSize(t.Messages)
+	t.Bytes, t.Discount = messagesSize(t.Messages), imageDiscount(t.Messages)
 	s.phase = AwaitingAssistantAfterUser
 	s.deliver(b.Submission, seq)
 }
@@ -337,7 +347,7 @@ func (s *State) applyToolResults(seq int64, b *record.ToolResults) {
 	copy(msgs, t.Messages)
 	t.Messages = append(msgs, m)
 	t.Seqs = append(t.Seqs[:len(t.Seqs):len(t.Seqs)], seq)
-	t.Bytes = messagesSize(t.Messages)
+	t.Bytes, t.Discount = messagesSize(t.Messages), imageDiscount(t.Messages)
 	s.owed = nil
 	s.started = table[string, bool]{}
 	s.finished = table[string, record.ToolResult]{}
@@ -349,7 +359,7 @@ func (s *State) applyToolResults(seq int64, b *record.ToolResults) {
 func ResultsMessage(b *record.ToolResults) record.Message {
 	m := record.Message{Role: record.User, Parts: make([]record.Part, 0, len(b.Results))}
 	for _, r := range b.Results {
-		m.Parts = append(m.Parts, record.Part{Type: record.PartToolResult, CallID: r.CallID, Text: r.Content, IsError: r.IsError, Outcome: r.Outcome})
+		m.Parts = append(m.Parts, record.Part{Type: record.PartToolResult, CallID: r.CallID, Text: r.Content, IsError: r.IsError, Outcome: r.Outcome, Images: r.Images})
 	}
 	return m
 }

@@ -43,6 +43,9 @@ type Request struct {
 	// Effort, when set, is the reasoning effort asked of an OpenAI reasoning model: "low",
 	// "medium" or "high". Providers without one ignore it.
 	Effort string
+	// WebSearch offers the provider's own server-side web search tool: Anthropic's web search
+	// tool, the Responses API's web_search. Chat Completions has none and ignores it.
+	WebSearch bool
 }
 
 // EventType names a live stream event.

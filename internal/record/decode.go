@@ -414,6 +414,8 @@ func (p *Part) members() (f fields) {
 	f.add("args", &p.Args)
 	f.add("is_error", &p.IsError)
 	f.add("outcome", (*string)(&p.Outcome))
+	f.add("images", &p.Images)
+	f.add("wire", &p.Wire)
 	return f
 }
 
@@ -495,6 +497,7 @@ func (p *ToolResult) members() (f fields) {
 	f.add("content", &p.Content)
 	f.add("is_error", &p.IsError)
 	f.add("outcome", (*string)(&p.Outcome))
+	f.add("images", &p.Images)
 	return f
 }
 

@@ -183,12 +183,14 @@ type AssistantMessage struct {
 	Usage      Usage  `json:"usage"`
 }
 
-// ToolResult answers one owed tool call.
+// ToolResult answers one owed tool call. Images, added later (see the package doc), are the
+// pictures the result carries after its text, each an image part (PartImage).
 type ToolResult struct {
 	CallID  string  `json:"call_id"`
 	Content string  `json:"content"`
 	IsError bool    `json:"is_error,omitempty"`
 	Outcome Outcome `json:"outcome"`
+	Images  []Part  `json:"images,omitempty"`
 }
 
 // ToolResults answers every owed call at once, exactly.

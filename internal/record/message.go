@@ -23,6 +23,13 @@ const (
 	PartToolCall   PartType = "tool_call"
 	PartToolResult PartType = "tool_result"
 	PartImage      PartType = "image"
+	PartServerTool PartType = "server_tool"
+)
+
+// The wires a server tool part can come from (Part.Wire).
+const (
+	WireAnthropic = "anthropic"
+	WireResponses = "responses"
 )
 
 // Part is one block of a neutral, provider-agnostic message. Which fields are set depends on Type:
@@ -35,8 +42,13 @@ const (
 //     as evidence and never sent.
 //   - redacted_thinking: Data, opaque
 //   - tool_call: CallID, Name and Args (always a JSON object once admitted)
-//   - tool_result: CallID, Text (the content), IsError and Outcome
-//   - image: MediaType and Data (base64)
+//   - tool_result: CallID, Text (the content), IsError and Outcome; and Images, the pictures the
+//     result carries after its text (a read_file of an image), each an image part
+//   - image: MediaType and Data (base64); Name, when it came from a file, the file's path
+//   - server_tool: a block a provider's own tool made on its side (web search): Wire names the
+//     API it came from and the only one it is sent back to; Data is the block or item exactly as
+//     received (raw JSON); Name is the tool ("web_search"); CallID pairs a call with its result;
+//     Text says in a few words what it did, for people. Another wire never sees it.
 type Part struct {
 	Type      PartType        `json:"type"`
 	Text      string          `json:"text,omitempty"`
@@ -48,6 +60,8 @@ type Part struct {
 	Args      json.RawMessage `json:"args,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
 	Outcome   Outcome         `json:"outcome,omitempty"`
+	Images    []Part          `json:"images,omitempty"`
+	Wire      string          `json:"wire,omitempty"`
 }
 
 // Message is one neutral message of a context: a role and its parts. Provider adapters translate it

@@ -43,8 +43,15 @@
 // keeps the meaning it had: tool_finished gained content and is_error, the call's result as its
 // batch's tool_results will carry it, so that a crash in the middle of a batch does not relabel
 // a call that had finished (DESIGN §3.3). A tool_finished without content is a call whose result
-// was not kept; a resume answers it interrupted, as it did before the field existed. Lines in
-// the earlier shapes are kept under testdata/older/ and must keep decoding to the same values.
+// was not kept; a resume answers it interrupted, as it did before the field existed.
+//
+// A tool result gained images (in tool_results, and in the tool_result parts of messages that
+// carry them): the pictures a call answered with, a read_file of a PNG say, as image parts after
+// its text. A result without it is text only, as every result was before. A tool_results line
+// that carries an image is always written as a blob line, whatever its length, so the image's
+// bytes rest in the blob store by digest and the record itself stays small; its tool_finished
+// keeps only the text. Lines in the earlier shapes are kept under testdata/older/ and must keep
+// decoding to the same values.
 //
 // # Why decoding is hand-written
 //

@@ -31,10 +31,11 @@ func samples() map[Kind]Payload {
 			{Type: PartText, Text: "Looking."},
 			{Type: PartToolCall, CallID: "call_1", Name: "bash", Args: json.RawMessage(`{"command":"ls"}`)},
 		}, StopReason: "tool_use", Model: "sim-1", Usage: Usage{Input: 120, Output: 30, CacheRead: 100, CacheWrite: 20}},
-		KindToolResults: &ToolResults{Results: []ToolResult{{CallID: "call_1", Content: "a\nb\nTURN: 2", Outcome: OK}, {CallID: "call_2", Content: "cut short", IsError: true, Outcome: Interrupted}}},
-		KindEvicted:     &Evicted{From: 4, To: 9, Note: "the retry loop was a dead end", By: ByModel},
-		KindRewound:     &Rewound{Anchor: 5},
-		KindCleared:     &Cleared{},
+		KindToolResults: &ToolResults{Results: []ToolResult{{CallID: "call_1", Content: "a\nb\nTURN: 2", Outcome: OK}, {CallID: "call_2", Content: "cut short", IsError: true, Outcome: Interrupted},
+			{CallID: "call_3", Content: "[image: a.png]\nTURN: 2", Outcome: OK, Images: []Part{{Type: PartImage, MediaType: "image/png", Data: "iVBORw0KGgo=", Name: "a.png"}}}}},
+		KindEvicted: &Evicted{From: 4, To: 9, Note: "the retry loop was a dead end", By: ByModel},
+		KindRewound: &Rewound{Anchor: 5},
+		KindCleared: &Cleared{},
 		KindInherited: &Inherited{Parent: "s-parent", At: 4, High: 6, Rows: []InheritedRow{
 			{Turn: 1, Role: User, Label: "list the files", Bytes: 40, Pointer: Pointer{File: "/x/record.jsonl", Loci: []Locus{{Seq: 2, Off: 100, Len: 200, Sum: 0xdeadbeef}}}, Messages: []Message{msg}},
 			{Turn: 2, Role: Assistant, Label: "bash", Bytes: 80, Withdrawn: true, Pointer: Pointer{File: "/x/record.jsonl", Loci: []Locus{{Seq: 3, Off: 300, Len: 50, Sum: 1}}}},
@@ -113,6 +114,8 @@ func TestGolden(t *testing.T) {
 var olderLines = map[string]Payload{
 	// tool_finished before content and is_error: a call whose result was not kept.
 	"tool_finished.jsonl": &ToolFinished{CallID: "call_1", DurationMs: 12, ExitCode: intp(0), Outcome: OK},
+	// tool_results before images: results of text alone.
+	"tool_results.jsonl": &ToolResults{Results: []ToolResult{{CallID: "call_1", Content: "a\nb\nTURN: 2", Outcome: OK}, {CallID: "call_2", Content: "cut short", IsError: true, Outcome: Interrupted}}},
 }
 
 // Records written before a field was added keep decoding, to the value they had, and re-encode to

@@ -24,6 +24,9 @@ type Checkup struct {
 	// Live is the process writing the record now, if one is: Check then only read it, and the
 	// bytes after its last complete line are the line it is writing, not a torn tail.
 	Live *fsys.Holder
+	// Images counts the pictures the admissible tool results carry, each read back from its
+	// blob and checked against its digest (a record from before images has none).
+	Images int
 }
 
 // Check replays the record at path through the fold exactly as a resume would and says what it
@@ -43,6 +46,11 @@ func Check(fs fsys.FS, path string, dry bool) (Checkup, error) {
 		}
 		if err := c.State.Step(r); err != nil {
 			return err
+		}
+		if b, ok := r.Body.(*record.ToolResults); ok {
+			for _, res := range b.Results {
+				c.Images += len(res.Images)
+			}
 		}
 		c.Good = loc.Off + loc.Len
 		return nil

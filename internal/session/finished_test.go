@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func TestFinishedDurableBeforeNextCall(t *testing.T) {
 			switch {
 			case synced && !ok:
 				t.Fatalf("run %d (seed %d): call %s finished and the next call started, yet the crash lost its result", run, seed, id)
-			case ok && got != w:
+			case ok && !reflect.DeepEqual(got, w):
 				t.Fatalf("run %d (seed %d): call %s kept %+v, want %+v", run, seed, id, got, w)
 			case ok && !finished:
 				t.Fatalf("run %d (seed %d): call %s never finished, yet keeps a result", run, seed, id)

@@ -62,6 +62,7 @@ func (s *Session) redact(p record.Payload) record.Payload {
 		c := &record.ToolResults{Results: make([]record.ToolResult, len(b.Results))}
 		for i, res := range b.Results {
 			res.Content = r.Redact(res.Content)
+			res.Images = redactParts(r, res.Images)
 			c.Results[i] = res
 		}
 		return c
@@ -202,6 +203,10 @@ func redactParts(r Redactor, ps []record.Part) []record.Part {
 			p.Data = ""
 		}
 		p.Args = redactJSON(r, p.Args)
+		if p.Type == record.PartImage {
+			p.Name = r.Redact(p.Name) // the file it was read from; its data is binary
+		}
+		p.Images = redactParts(r, p.Images)
 		out[i] = p
 	}
 	return out

@@ -108,7 +108,19 @@ var structural = map[string]bool{
 	// whose words change loses it).
 	"parts.type": true, "parts.signature": true, "parts.call_id": true, "parts.name": true, "parts.media_type": true, "parts.data": true,
 	"parts.outcome": true,
+	// A tool result's images are parts, judged as parts: an image's data and media type are
+	// binary and structure; its name, the file read, is redacted.
+	"parts.images.data": true, "parts.images.media_type": true,
+	// A server tool part's wire names the API it came from; its block (data) is the provider's,
+	// as a signature is.
+	"parts.wire": true, "tool_results.results.images.wire": true,
+	"tool_results.results.images.call_id": true, "tool_results.results.images.outcome": true, "tool_results.results.images.signature": true,
+	"tool_results.results.images.name": true, "tool_results.results.images.data": true, "tool_results.results.images.media_type": true,
+	"tool_results.results.images.images.data": true, "tool_results.results.images.images.media_type": true,
 }
+
+// fillingParts is set while fill makes a slice of parts.
+var fillingParts bool
 
 // fill sets every string of v to secret (through slices, with one element, and raw JSON, as an
 // object holding it). A slice of parts gets one part of each type, all its fields set.
@@ -125,6 +137,13 @@ func fill(v reflect.Value) {
 		case reflect.TypeFor[json.RawMessage]():
 			v.SetBytes([]byte(`{"command":"echo ` + secret + `"}`))
 		case reflect.TypeFor[[]record.Part]():
+			if fillingParts {
+				// A part's own parts (a tool result's images): one image, not parts all the way down.
+				v.Set(reflect.ValueOf([]record.Part{{Type: record.PartImage, MediaType: secret, Data: secret, Name: secret}}))
+				return
+			}
+			fillingParts = true
+			defer func() { fillingParts = false }()
 			var parts []record.Part
 			for _, typ := range []record.PartType{record.PartText, record.PartThinking, record.PartRedacted, record.PartToolCall, record.PartToolResult, record.PartImage} {
 				var p record.Part

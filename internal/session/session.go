@@ -315,7 +315,7 @@ func (s *Session) writeLocked(syncAll bool, ps []record.Payload) error {
 		if err != nil {
 			return s.fail(fmt.Errorf("a record does not survive its own encoding (a harness bug): %w", err))
 		}
-		if len(line) > record.BlobOver {
+		if len(line) > record.BlobOver || carriesImages(p) {
 			if line, err = s.externalize(line); err != nil {
 				return s.fail(err)
 			}

@@ -18,6 +18,7 @@ const (
 	EffectRead                  // reads the workspace or the session, changes nothing outside rein
 	EffectWrite                 // changes files inside the workspace
 	EffectExec                  // runs commands (which can do anything the user can)
+	EffectNetwork               // reaches the network (a fetch), changing nothing in the workspace
 )
 
 func (e Effect) phrase() string {
@@ -28,6 +29,8 @@ func (e Effect) phrase() string {
 		return "it changes files"
 	case EffectExec:
 		return "it runs commands"
+	case EffectNetwork:
+		return "it reaches the network"
 	}
 	return "it is not known to only read"
 }

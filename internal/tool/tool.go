@@ -25,12 +25,14 @@ type Call struct {
 }
 
 // Result is what running a call produced. Content is the text the model will read (the agent adds
-// the TURN trailer); Outcome is truthful (DESIGN §3.5).
+// the TURN trailer); Outcome is truthful (DESIGN §3.5). Images, when set, are pictures the model
+// sees after the text (image parts: a read_file of a PNG), for a model that takes images.
 type Result struct {
 	Content  string
 	IsError  bool
 	Outcome  record.Outcome
 	ExitCode *int
+	Images   []record.Part
 	// Held, when set, says who held the call ("hook": a gate's Verdict Hold; "approval": an
 	// approver's ErrPark): it was not run, Content says why, and the session parks on it instead
 	// of answering it.

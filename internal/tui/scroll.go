@@ -133,9 +133,11 @@ type scrollback struct {
 	calls   map[string]*entry
 	live    live
 	turn    int64 // the newest turn seen
+	plan    record.Plan
 }
 
 func (s *scrollback) reset() {
+	s.plan = record.Plan{}
 	s.entries = nil
 	s.calls = map[string]*entry{}
 	s.live.reset()
@@ -159,6 +161,9 @@ func (s *scrollback) block(lines ...string) {
 func (s *scrollback) record(p any) {
 	if s.calls == nil {
 		s.calls = map[string]*entry{}
+	}
+	if b, ok := p.(record.Payload); ok {
+		s.plan.Apply(b)
 	}
 	if !s.protocol(p) && !s.holdEvent(p) {
 		s.event(p)
@@ -353,6 +358,11 @@ func (s *scrollback) assistant(b *record.AssistantMessage) {
 			last = s.add(&entry{kind: thinkingEntry, turn: b.Turn, text: text})
 		case record.PartRedacted:
 			last = s.add(&entry{kind: thinkingEntry, turn: b.Turn, text: "(thinking, redacted by the provider)"})
+		case record.PartServerTool:
+			// The provider's own web search: what it searched for, and what it found.
+			if p.Text != "" {
+				last = s.add(&entry{kind: noticeEntry, tone: dim, turn: b.Turn, text: "⌕ " + p.Text})
+			}
 		case record.PartToolCall:
 			c := &toolCall{id: p.CallID, name: p.Name, rawArgs: string(p.Args), args: summarize(p.Name, string(p.Args))}
 			last = s.add(&entry{kind: toolEntry, turn: b.Turn, call: c})

@@ -68,7 +68,8 @@ func (m *Model) layout() {
 
 // scrollHeight is the number of rows the scrollback has.
 func (m *Model) scrollHeight() int {
-	return max(m.height-m.composer.Height()-2-len(m.panelLines(max(m.width, 20))), 1)
+	w := max(m.width, 20)
+	return max(m.height-m.composer.Height()-2-len(m.panelLines(w))-len(m.planLines(w)), 1)
 }
 
 // pending are the lines of messages sent but not yet in the record: the outbox, and submissions
@@ -170,7 +171,7 @@ func (m *Model) draw() (string, *tea.Cursor) {
 	w := max(m.width, 20)
 	comp := strings.Split(m.composer.View(), "\n")
 	h := m.scrollHeight()
-	panel := m.panelLines(w)
+	panel := append(m.planLines(w), m.panelLines(w)...)
 	var body []string
 	if m.picker != nil {
 		body = m.picker.lines(w, h, m.conv)

@@ -34,6 +34,7 @@ import (
 	"github.com/reinhq/rein/internal/tool"
 	fstool "github.com/reinhq/rein/internal/tool/fs"
 	"github.com/reinhq/rein/internal/tool/shell"
+	"github.com/reinhq/rein/internal/tool/todo"
 	"github.com/reinhq/rein/internal/web"
 )
 
@@ -587,7 +588,7 @@ func newRigWith(t testing.TB, browser context.Context, script string, mode tool.
 				return nil, err
 			}
 			t.Cleanup(func() { files.Close() })
-			reg, err := tool.NewRegistry(append([]tool.Tool{sh}, files.Tools()...)...)
+			reg, err := tool.NewRegistry(append([]tool.Tool{sh, todo.Tool{}}, files.Tools()...)...)
 			if err != nil {
 				return nil, err
 			}

@@ -21,6 +21,7 @@
 //     says which versions, their licences, and why they render in the page)
 //   - files.js: what a rewind with the files too (rewind-files.v1) did to the workspace
 //   - held.js: a conversation parked on a held tool call, with its reason and Release
+//   - plan.js: the agent's plan, followed from its todo calls as record.Plan follows them
 //   - sw.js: a service worker that keeps the page's own files, so a reload while the host is down
 //     still opens the page with its outbox
 //

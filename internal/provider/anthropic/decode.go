@@ -81,13 +81,15 @@ type decoder struct {
 	blocks map[int]*block // by the stream's block index; nil for blocks rein does not keep
 	began  bool           // output began: a content block started
 	done   bool           // message_stop arrived
+	// searches are server tool calls (web search) waiting for their result, by block index.
+	searches map[int]*search
 }
 
 func newDecoder(on func(provider.Event)) *decoder {
 	if on == nil {
 		on = func(provider.Event) {}
 	}
-	return &decoder{on: on, blocks: map[int]*block{}}
+	return &decoder{on: on, blocks: map[int]*block{}, searches: map[int]*search{}}
 }
 
 // decode reads an event stream to its end. It returns the reply and nil when the stream ended
@@ -155,16 +157,27 @@ func (d *decoder) event(name string, data []byte) *provider.Error {
 			d.usage(m.Usage)
 		}
 	case "content_block_start":
+		if ev.ContentBlock != nil && serverBlocks[ev.ContentBlock.Type] {
+			d.serverStart(ev.Index, ev.ContentBlock, data) // websearch.go
+			break
+		}
 		d.start(ev.Index, ev.ContentBlock)
 	case "content_block_delta":
 		// Decoded apart, so that a delta type added later, whatever its fields, is only skipped.
 		var delta wireDelta
 		if json.Unmarshal(ev.Delta, &delta) == nil {
+			if c := d.searches[ev.Index]; c != nil {
+				c.delta(&delta)
+				break
+			}
 			d.delta(ev.Index, &delta)
 		}
 	case "content_block_stop":
 		if b := d.blocks[ev.Index]; b != nil {
 			b.open = false
+		}
+		if c := d.searches[ev.Index]; c != nil {
+			c.open = false
 		}
 	case "message_delta":
 		var delta wireDelta

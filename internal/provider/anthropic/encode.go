@@ -32,17 +32,23 @@ type (
 	}
 	// wireBlock is every content block type in one struct; each type sets only its own fields.
 	wireBlock struct {
-		Type         string            `json:"type"`
-		Text         *string           `json:"text,omitempty"`
-		Thinking     *string           `json:"thinking,omitempty"`
-		Signature    string            `json:"signature,omitempty"`
-		Data         string            `json:"data,omitempty"`
-		Source       *wireSource       `json:"source,omitempty"`
-		ID           string            `json:"id,omitempty"`
-		Name         string            `json:"name,omitempty"`
-		Input        json.RawMessage   `json:"input,omitempty"`
-		ToolUseID    string            `json:"tool_use_id,omitempty"`
-		Content      *string           `json:"content,omitempty"`
+		Type      string          `json:"type"`
+		Text      *string         `json:"text,omitempty"`
+		Thinking  *string         `json:"thinking,omitempty"`
+		Signature string          `json:"signature,omitempty"`
+		Data      string          `json:"data,omitempty"`
+		Source    *wireSource     `json:"source,omitempty"`
+		ID        string          `json:"id,omitempty"`
+		Name      string          `json:"name,omitempty"`
+		Input     json.RawMessage `json:"input,omitempty"`
+		ToolUseID string          `json:"tool_use_id,omitempty"`
+		Content   *string         `json:"content,omitempty"`
+		// Blocks is a tool_result's content as a list (its text, then its images), written in
+		// Content's place by appendBlocks (wire.go); encoding/json does not see it.
+		Blocks []wireBlock `json:"-"`
+		// Raw is a block sent exactly as it was received (a server tool's, websearch.go): written
+		// whole in the block's place by appendBlocks; encoding/json does not see it.
+		Raw          json.RawMessage   `json:"-"`
 		IsError      bool              `json:"is_error,omitempty"`
 		CacheControl *wireCacheControl `json:"cache_control,omitempty"`
 	}
@@ -58,6 +64,8 @@ type (
 	// Anthropic defines (type and name alone).
 	wireTool struct {
 		Type        string          `json:"type,omitempty"`
+		// Raw is a server tool's definition (web search), written whole in the tool's place.
+		Raw         json.RawMessage `json:"-"`
 		Name        string          `json:"name"`
 		Description string          `json:"description,omitempty"`
 		InputSchema json.RawMessage `json:"input_schema,omitempty"`
@@ -190,6 +198,9 @@ func build(req provider.Request) (*wireRequest, error) {
 		}
 		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
+	if req.WebSearch {
+		w.Tools = append(w.Tools, wireTool{Raw: webSearchTool})
+	}
 	if req.Thinking > 0 {
 		w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: req.Thinking}
 	}
@@ -257,9 +268,15 @@ func encodeParts(blocks []wireBlock, i int, m record.Message) ([]wireBlock, erro
 				return nil, fmt.Errorf("encode messages.%d.parts.%d: tool call %s arguments are not JSON", i, j, p.CallID)
 			}
 			blocks = append(blocks, wireBlock{Type: "tool_use", ID: p.CallID, Name: p.Name, Input: args})
+		case record.PartServerTool:
+			if p.Wire == record.WireAnthropic {
+				blocks = append(blocks, wireBlock{Type: string(record.PartServerTool), Raw: json.RawMessage(p.Data)})
+			}
 		case record.PartToolResult:
 			b := wireBlock{Type: "tool_result", ToolUseID: p.CallID, IsError: p.IsError}
-			if p.Text != "" {
+			if len(p.Images) > 0 {
+				b.Blocks = resultBlocks(p)
+			} else if p.Text != "" {
 				b.Content = &p.Text
 			}
 			blocks = append(blocks, b)
@@ -301,7 +318,7 @@ func trimFinal(w *wireRequest) {
 // blocks cannot).
 func markLast(blocks []wireBlock) {
 	for i := len(blocks) - 1; i >= 0; i-- {
-		if blocks[i].Type != "thinking" && blocks[i].Type != "redacted_thinking" {
+		if blocks[i].Type != "thinking" && blocks[i].Type != "redacted_thinking" && blocks[i].Raw == nil {
 			blocks[i].CacheControl = ephemeral
 			return
 		}

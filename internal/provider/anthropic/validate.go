@@ -74,6 +74,7 @@ var (
 	knownBlocks = map[string]bool{
 		"text": true, "image": true, "document": true, "tool_use": true, "tool_result": true,
 		"thinking": true, "redacted_thinking": true,
+		"server_tool_use": true, "web_search_tool_result": true, // websearch.go
 	}
 )
 
@@ -259,6 +260,10 @@ func validateSchema(i int, role string, blocks []vBlock) *provider.Violation {
 			if b.Data == nil {
 				return field("data")
 			}
+		case "server_tool_use", "web_search_tool_result":
+			if v := validateServerBlock(at, b); v != nil {
+				return v
+			}
 		case "image":
 			if b.Source == nil {
 				return field("source")
@@ -318,6 +323,13 @@ func validateResultContent(at string, raw json.RawMessage) *provider.Violation {
 		case b.Type != "text" && b.Type != "image" && b.Type != "document" && b.Type != "search_result":
 			return violation("tool_result_content", fmt.Sprintf("%s.content.%d", at, k),
 				fmt.Sprintf("%s.tool_result.content.%d: tool results may hold text, image and document blocks", at, k))
+		case b.Type == "image" && b.Source == nil:
+			return violation("missing_field", fmt.Sprintf("%s.content.%d.source", at, k), fmt.Sprintf("%s.content.%d.image.source: Field required", at, k))
+		case b.Type == "image" && b.Source.Type == "base64" && !imageTypes[b.Source.MediaType]:
+			return violation("image_media_type", fmt.Sprintf("%s.content.%d.source.media_type", at, k), fmt.Sprintf(
+				"%s.content.%d.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'", at, k))
+		case b.Type == "image" && b.Source.Type == "base64" && b.Source.Data == "":
+			return violation("image_data", fmt.Sprintf("%s.content.%d.source.data", at, k), fmt.Sprintf("%s.content.%d.image.source.base64.data: Field required", at, k))
 		}
 	}
 	return nil
@@ -369,6 +381,9 @@ func validateConversation(req *vRequest, msgs []vMessage, parsed [][]vBlock) *pr
 		}
 		if texts > 0 && texts == blank {
 			return violation("text_whitespace", fmt.Sprintf("messages.%d", i), "messages: text content blocks must contain non-whitespace text")
+		}
+		if v := validateServerPairs(i, role, blocks); v != nil {
+			return v
 		}
 		if role == "user" {
 			if v := validateResults(i, msgs, parsed); v != nil {

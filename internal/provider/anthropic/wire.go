@@ -64,6 +64,13 @@ func appendTail(dst []byte, w *wireRequest) ([]byte, error) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
+			if t.Raw != nil {
+				var err error
+				if dst, err = appendRaw(dst, t.Raw); err != nil {
+					return nil, fmt.Errorf("encode tools.%d: %w", i, err)
+				}
+				continue
+			}
 			dst = append(dst, '{')
 			if t.Type != "" {
 				dst = append(dst, `"type":`...)
@@ -110,6 +117,13 @@ func appendBlocks(dst []byte, blocks []wireBlock) ([]byte, error) {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
+		if b.Raw != nil {
+			var err error
+			if dst, err = appendRaw(dst, b.Raw); err != nil {
+				return nil, fmt.Errorf("content.%d: %w", i, err)
+			}
+			continue
+		}
 		dst = append(dst, `{"type":`...)
 		dst = appendString(dst, b.Type)
 		if b.Text != nil {
@@ -144,6 +158,12 @@ func appendBlocks(dst []byte, blocks []wireBlock) ([]byte, error) {
 		if b.Content != nil {
 			dst = append(dst, `,"content":`...)
 			dst = appendString(dst, *b.Content)
+		} else if b.Blocks != nil {
+			dst = append(dst, `,"content":`...)
+			var err error
+			if dst, err = appendBlocks(dst, b.Blocks); err != nil {
+				return nil, fmt.Errorf("content.%d.content: %w", i, err)
+			}
 		}
 		if b.IsError {
 			dst = append(dst, `,"is_error":true`...)

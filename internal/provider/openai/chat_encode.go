@@ -135,7 +135,12 @@ func appendChatUser(out []chatMessage, m record.Message) ([]chatMessage, error) 
 	for _, p := range m.Parts {
 		switch p.Type {
 		case record.PartToolResult:
-			out = append(out, chatMessage{Role: "tool", Content: p.Text, ToolCallID: p.CallID})
+			content := p.Text
+			if len(p.Images) > 0 {
+				content += chatImageNote(&p)
+				rest = append(rest, chatImages(&p)...)
+			}
+			out = append(out, chatMessage{Role: "tool", Content: content, ToolCallID: p.CallID})
 			results++
 		case record.PartText:
 			rest = append(rest, chatContent{Type: "text", Text: &p.Text})
@@ -173,6 +178,8 @@ func appendChatAssistant(out []chatMessage, m record.Message) ([]chatMessage, er
 				Function: chatCallFunction{Name: p.Name, Arguments: string(p.Args)}})
 		case record.PartThinking, record.PartRedacted:
 			// Not portable: see the package doc.
+		case record.PartServerTool:
+			// Another API's own web search: Chat Completions has none to take it (websearch.go).
 		default:
 			return nil, fmt.Errorf("an assistant message cannot carry a %s part", p.Type)
 		}

@@ -74,7 +74,7 @@ func (it *respOutputItem) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, (*plain)(it)); err != nil {
 		return err
 	}
-	if it.Type == "reasoning" {
+	if it.Type == "reasoning" || it.Type == "web_search_call" {
 		it.raw = append(json.RawMessage(nil), bytes.TrimSpace(b)...)
 	}
 	return nil
@@ -194,6 +194,9 @@ func (d *respDecoder) event(name string, data []byte) (bool, error) {
 		}
 		if e.Item != nil && e.Item.Type == "reasoning" {
 			d.reasoned(e.Item, e.OutputIndex)
+		}
+		if e.Item != nil && e.Item.Type == "web_search_call" {
+			d.searched(e.Item) // websearch.go
 		}
 	case "response.reasoning_summary_text.delta":
 		i := d.reasoning(e.ItemID, e.OutputIndex)

@@ -115,6 +115,9 @@ func EncodeResponses(req provider.Request) ([]byte, error) {
 			return nil, fmt.Errorf("encode responses message %d: %w", i, err)
 		}
 	}
+	if req.WebSearch {
+		w.Tools = append(w.Tools, webSearchTool)
+	}
 	for _, t := range req.Tools {
 		if t.Grammar != "" {
 			w.Tools = append(w.Tools, respCustomTool{Type: "custom", Name: t.Name, Description: t.Description,
@@ -159,7 +162,11 @@ func appendRespUser(out []any, m record.Message, c *customCalls) ([]any, error) 
 			if c.ids[p.CallID] {
 				typ = "custom_tool_call_output"
 			}
-			out = append(out, respItem{Type: typ, CallID: p.CallID, Output: &p.Text})
+			if len(p.Images) > 0 && typ == "function_call_output" {
+				out = append(out, outputWithImages(&p))
+			} else {
+				out = append(out, respItem{Type: typ, CallID: p.CallID, Output: &p.Text})
+			}
 			results++
 		case record.PartText:
 			rest = append(rest, respContent{Type: "input_text", Text: &p.Text})
@@ -219,6 +226,11 @@ func appendRespAssistant(out []any, m record.Message, c *customCalls) ([]any, er
 			out = append(out, json.RawMessage(p.Data))
 		case record.PartRedacted:
 			// Anthropic's: not portable (see the package doc).
+		case record.PartServerTool:
+			if p.Wire == record.WireResponses { // websearch.go; another wire's is not sent
+				flush()
+				out = append(out, json.RawMessage(p.Data))
+			}
 		default:
 			return nil, fmt.Errorf("an assistant message cannot carry a %s part", p.Type)
 		}
@@ -238,6 +250,10 @@ func followed(rest []record.Part) bool {
 			}
 		case record.PartToolCall:
 			return true
+		case record.PartServerTool:
+			if p.Wire == record.WireResponses {
+				return true
+			}
 		case record.PartThinking:
 			if p.Data != "" {
 				return false // another reasoning item

@@ -29,7 +29,8 @@ type respItemIn struct {
 	Name      string              `json:"name"`
 	Arguments json.RawMessage     `json:"arguments"`
 	Input     json.RawMessage     `json:"input"` // a custom tool call's
-	Output    textIn              `json:"output"`
+	Output    valueIn[respPartIn] `json:"output"`
+	Status    string              `json:"status"` // a web_search_call's
 	// A reasoning item's.
 	Summary          textIn  `json:"summary"`
 	EncryptedContent *string `json:"encrypted_content"`
@@ -44,7 +45,7 @@ type respPartIn struct {
 
 // The item types rein's validator knows. OpenAI knows more (built-in tool calls and their
 // outputs, item references), none of which rein sends.
-var respItemTypes = []string{"message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning"}
+var respItemTypes = []string{"message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "reasoning", "web_search_call"}
 
 // ValidateResponses returns the first rule the Responses API would refuse body for, in OpenAI's
 // words where they are known, or nil. Every item's shape is checked first, then where reasoning
@@ -153,6 +154,9 @@ func checkRespItem(i int, it *respItemIn) *provider.Violation {
 		if k := it.Output.Kind(); k != "string" && k != "array" {
 			return violation(RuleBadContent, path+".output", "Missing required parameter: '%s.output'.", path)
 		}
+		return checkOutputParts(path+".output", it.Output.elems)
+	case "web_search_call":
+		return checkWebSearchCall(path, it)
 	case "reasoning":
 		if it.ID == "" {
 			return violation(RuleBadContent, path+".id", "Missing required parameter: '%s.id'.", path)
@@ -259,7 +263,7 @@ func checkRespReasoning(items []respItemIn, stored bool) *provider.Violation {
 			if typ == "" && next.Role != "" {
 				typ = "message"
 			}
-			ok = typ == "function_call" || typ == "custom_tool_call" || typ == "message" && next.Role == "assistant"
+			ok = typ == "function_call" || typ == "custom_tool_call" || typ == "web_search_call" || typ == "message" && next.Role == "assistant"
 			ok = ok && (!stored || next.ID != "")
 		}
 		if !ok {

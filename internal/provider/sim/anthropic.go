@@ -28,7 +28,13 @@ func (anthropicWire) frames(p *plan) []frame {
 	for i := range fs {
 		fs[i].head = true
 	}
-	for i, pc := range p.parts {
+	i := -1 // the block index
+	for _, pc := range p.parts {
+		i++
+		if pc.kind == pieceSearch {
+			i = searchFrames(add, i, pc) // websearch.go
+			continue
+		}
 		var block obj
 		var deltaType, deltaField string
 		switch pc.kind {

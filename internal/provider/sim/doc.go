@@ -87,6 +87,10 @@
 //   - delay_ms: wait this long before each content delta (a slow stream). A cancelled request
 //     ends the wait at once.
 //   - context_limit: this request's context limit in tokens, on top of Options.ContextLimit.
+//   - web_search {query, results [{url, title}], error?}: the provider's own web search, before the
+//     text, where the request offered the search tool: Anthropic's server_tool_use (its input
+//     streamed) and web_search_tool_result blocks, or a Responses web_search_call item. Chat has no
+//     search; a request that did not offer it is played no search.
 //
 // When no step is left for a request, the simulator plays its policy, or with "strict" refuses the
 // request with a 400 naming the exhausted script.

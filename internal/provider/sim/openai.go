@@ -181,6 +181,8 @@ func (w responsesWire) frames(p *plan) []frame {
 			add(false, obj{"type", "response.output_text.done", "item_id", id, "output_index", i, "content_index", 0, "text", pc.text(), "logprobs", []any{}})
 			add(false, obj{"type", "response.content_part.done", "item_id", id, "output_index", i, "content_index", 0, "part", part})
 			item = obj{"id", id, "type", "message", "status", status, "role", "assistant", "content", []any{part}}
+		case pieceSearch:
+			item = searchItem(add, p, i, pc) // websearch.go
 		case pieceCall:
 			if pc.input {
 				item = w.customCall(p, pc, i, status, add)

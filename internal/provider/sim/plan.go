@@ -41,6 +41,7 @@ const (
 	pieceText pieceKind = iota
 	pieceThinking
 	pieceCall
+	pieceSearch // a server-side web search and its results (websearch.go)
 )
 
 // piece is one part of a reply with its content already split into the deltas that stream it.
@@ -54,6 +55,7 @@ type piece struct {
 	// send freeform, the arguments {"input": text}, instead.
 	input    bool
 	freeform []string
+	search   *WebSearch
 }
 
 func (p piece) text() string { return strings.Join(p.deltas, "") }
@@ -66,6 +68,9 @@ func fromStep(st Step, newID func() string) *plan {
 	}
 	if st.Thinking != nil {
 		p.parts = append(p.parts, piece{kind: pieceThinking, deltas: split(st.Thinking.Text, st.Chunks, words), signature: st.Thinking.Signature})
+	}
+	if st.WebSearch != nil {
+		p.parts = append(p.parts, piece{kind: pieceSearch, id: newID(), search: st.WebSearch})
 	}
 	if st.Text != "" {
 		p.parts = append(p.parts, piece{kind: pieceText, deltas: split(st.Text, st.Chunks, words)})

@@ -42,6 +42,10 @@ type Step struct {
 	DelayMs    int         `json:"delay_ms,omitempty"`
 
 	ContextLimit int `json:"context_limit,omitempty"`
+
+	// WebSearch plays the provider's own web search before the text (websearch.go), where the
+	// request offered it.
+	WebSearch *WebSearch `json:"web_search,omitempty"`
 }
 
 // Thinking is a thinking block: its text and the signature that vouches for it.

@@ -256,6 +256,7 @@ func (s *Server) serve(w wire) http.Handler {
 			return
 		}
 		p := fromStep(st, s.mintCall)
+		p.dropSearches(v, w.format()) // websearch.go
 		p.measure(v)
 		p.n, p.model, p.created, p.includeUsage, p.encrypted = n, model, s.opts.Now().Unix(), v.includeUsage, v.encrypted
 		p.id = map[Format]string{Anthropic: "sim_msg_", Chat: "sim_chatcmpl_", Responses: "sim_resp_"}[w.format()] + fmt.Sprint(n)

@@ -233,6 +233,7 @@ func readResponses(body []byte) view {
 // ({"type":"function","function":{"name":...}}) and in the Anthropic and Responses shape ({"name":...}).
 func functionNames(raw json.RawMessage) []string {
 	var tools []struct {
+		Type     string `json:"type"`
 		Name     string `json:"name"`
 		Function struct {
 			Name string `json:"name"`
@@ -245,6 +246,8 @@ func functionNames(raw json.RawMessage) []string {
 			names = append(names, t.Function.Name)
 		} else if t.Name != "" {
 			names = append(names, t.Name)
+		} else if t.Type != "" {
+			names = append(names, t.Type) // a built-in tool named by its type alone (Responses' web_search)
 		}
 	}
 	return names

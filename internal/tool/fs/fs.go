@@ -40,7 +40,13 @@ type Workspace struct {
 	root *os.Root
 	// limits bound each glob and grep call (tests lower them).
 	limits limits
+	// images: read_file answers an image file with the picture (SetImages).
+	images bool
 }
+
+// SetImages says whether the session's model takes images: read_file then answers an image file
+// with the picture, else with a line saying what it is. Set it before the tools are used.
+func (w *Workspace) SetImages(on bool) { w.images = on }
 
 // Open opens the workspace directory dir.
 func Open(dir string) (*Workspace, error) {

@@ -33,7 +33,8 @@ func (readFile) Spec() provider.Tool {
 		Name: "read_file",
 		Description: fmt.Sprintf("Read a text file of the workspace, its lines numbered like cat -n. Reads %d lines "+
 			"from offset (the first line is 1) unless limit says otherwise; lines longer than %d bytes are clipped. "+
-			"Binary files are refused.", defaultLimit, maxLineBytes),
+			"An image (PNG, JPEG, GIF, WebP) is shown to you as the picture, where the model takes images. "+
+			"Other binary files are refused.", defaultLimit, maxLineBytes),
 		Schema: schema(`{"type":"object","properties":{` +
 			`"path":{"type":"string","description":"The file, relative to the workspace root or absolute inside it."},` +
 			`"offset":{"type":"integer","minimum":1,"description":"The first line to read (1-based)."},` +
@@ -41,6 +42,9 @@ func (readFile) Spec() provider.Tool {
 			`"required":["path"],"additionalProperties":false}`),
 	}
 }
+
+// SetImages says whether the session's model takes images (Workspace.SetImages).
+func (r readFile) SetImages(on bool) { r.w.SetImages(on) }
 
 func (r readFile) Access(args json.RawMessage) tool.Access {
 	return r.w.access(tool.EffectRead, args)
@@ -75,6 +79,9 @@ func (r readFile) Run(ctx context.Context, call tool.Call) tool.Result {
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, _ := br.Peek(sniffLen)
+	if media := imageKind(head); media != "" {
+		return r.w.readImage(ctx, br, fi.Size(), a.Path, media) // image.go
+	}
 	if isBinary(head) {
 		return tool.Failure("%s is a binary file (%d bytes); read_file shows only text", a.Path, fi.Size())
 	}

@@ -15,12 +15,13 @@ import { el, ago } from "./markup.js";
 import { Tally, setCatalog, picker, describe } from "./usage.js";
 import { controls, shown, snippetOf, actions, isEmpty, F } from "./shelf.js";
 import { installKeys } from "./keys.js";
+import { Plan, renderPlan } from "./plan.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
   app: $("app"), list: $("conv-list"), newConv: $("new-conv"), menu: $("menu"), scrim: $("scrim"),
   title: $("title"), renameBtn: $("rename"), renameForm: $("rename-form"), renameInput: $("rename-input"),
-  status: $("status"), banner: $("banner"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"), approvals: $("approvals"), held: $("held"),
+  status: $("status"), banner: $("banner"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"), approvals: $("approvals"), held: $("held"), plan: $("plan"),
   ctxBtn: $("context-btn"), ctxPanel: $("context-panel"), ctxBody: $("context-body"), ctxClose: $("context-close"), ctxRefresh: $("context-refresh"),
   modelBtn: $("model-btn"), usage: $("usage"),
   composer: $("composer"), input: $("input"), file: $("file"), atts: $("attachments"), send: $("send"), stop: $("stop"), toast: $("toast"),
@@ -42,6 +43,7 @@ const S = {
   state: null, // the current conversation's folded state, as the newest event carried it
   stream: null,
   timeline: null,
+  plan: new Plan(), // the current conversation's plan, followed from its records (plan.js)
   seen: new Set(), // submission ids the current conversation's stream has shown
   online: true,
   authFailed: false,
@@ -288,6 +290,8 @@ function select(id) {
   S.state = v.state || null;
   S.timeline.reset();
   S.tally.reset();
+  S.plan = new Plan();
+  renderPlan(ui.plan, []);
   showDraft();
   closeNav();
   S.stream = new Stream(id, 0, { onRecord, onLive: (l) => S.timeline.onLive(l), onStatus: streamStatus });
@@ -312,6 +316,7 @@ function onRecord(ev) {
   if (ev.kind === "user_prompt") prompted.add(S.current);
   const spent = S.tally.take(ev);
   if (spent) S.timeline.put(spent);
+  if (S.plan.apply(ev.kind, ev.payload)) renderPlan(ui.plan, S.plan.items());
   if (ev.state && (!S.state || ev.state.seq >= S.state.seq)) S.state = ev.state;
   const p = ev.payload || {};
   const conv = S.current;

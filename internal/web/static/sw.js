@@ -3,8 +3,8 @@
 // fetched from the network first (a newer host serves its newer page) and from the cache only
 // when the host does not answer. The API is never touched.
 
-const CACHE = "rein-web-v6";
-const SHELL = ["./", "sender.js", "style.css", "app.js", "api.js", "outbox.js", "working.js", "timeline.js", "survey.js", "markup.js", "approvals.js", "live.js", "diffs.js", "live.css", "rich.js", "rich.css", "usage.js", "shelf.js", "keys.js", "layout.css", "vendor/marked.esm.js", "vendor/purify.es.js", "vendor/highlight.min.js", "files.js", "held.js"];
+const CACHE = "rein-web-v7";
+const SHELL = ["./", "sender.js", "style.css", "app.js", "api.js", "outbox.js", "working.js", "timeline.js", "survey.js", "markup.js", "approvals.js", "live.js", "diffs.js", "live.css", "rich.js", "rich.css", "usage.js", "shelf.js", "keys.js", "layout.css", "vendor/marked.esm.js", "vendor/purify.es.js", "vendor/highlight.min.js", "files.js", "held.js", "plan.js"];
 
 self.addEventListener("install", (e) => {
   e.waitUntil(caches.open(CACHE).then((c) => c.addAll(SHELL)).then(() => self.skipWaiting()));

@@ -220,6 +220,10 @@ export class Timeline {
         case "redacted_thinking":
           box.append(el("div", { class: "muted small" }, "(thinking, redacted by the provider)"));
           break;
+        case "server_tool":
+          // The provider's own web search: what it searched for, and what it found.
+          if (part.text) box.append(el("div", { class: "muted small server-tool" }, "⌕ " + part.text));
+          break;
         case "tool_call":
           box.append(this.card(part.call_id, part.name, part.args));
           break;
