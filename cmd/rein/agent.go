@@ -14,8 +14,8 @@ import (
 	"github.com/reinhq/rein/internal/tool/fetch"
 	fstool "github.com/reinhq/rein/internal/tool/fs"
 	"github.com/reinhq/rein/internal/tool/shell"
-	"github.com/reinhq/rein/internal/tool/toolset"
 	"github.com/reinhq/rein/internal/tool/todo"
+	"github.com/reinhq/rein/internal/tool/toolset"
 	"github.com/spf13/pflag"
 )
 
@@ -34,7 +34,7 @@ func agentConfig(sess *session.Session, ws string, wired *wiring, f runFlags, ru
 		Thinking: wired.thinking, Effort: wired.effort, WebSearch: f.web.search, System: agent.SystemPrompt(ws) + sandboxNote(f.sandbox.chosen), Runner: runner,
 		Doors: agent.Doors(), MaxTurns: f.maxTurns, Window: wired.window, Sandbox: f.sandbox.chosen.String(),
 		Checkpoints: f.checkpoints.repo,
-		Hooks: f.hooks,
+		Hooks:       f.hooks,
 	}
 	if src := sess.Snapshot().Meta().Source; src.Kind != "" {
 		cfg.System += importNote(src)

@@ -98,7 +98,7 @@ type Agent struct {
 	// it is the client's incremental validator where it has one, which keeps the last request
 	// and parses only what the next adds (provider.Incremental).
 	validator provider.Validator
-	hooks *hook.Set // cfg.Hooks bound to the session, or nil
+	hooks     *hook.Set // cfg.Hooks bound to the session, or nil
 
 	mu       sync.Mutex
 	pending  []Steer // steering waiting for the next turn boundary

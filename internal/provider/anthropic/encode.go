@@ -63,7 +63,7 @@ type (
 	// wireTool is a custom tool (name, description, input_schema) or a client tool type
 	// Anthropic defines (type and name alone).
 	wireTool struct {
-		Type        string          `json:"type,omitempty"`
+		Type string `json:"type,omitempty"`
 		// Raw is a server tool's definition (web search), written whole in the tool's place.
 		Raw         json.RawMessage `json:"-"`
 		Name        string          `json:"name"`
