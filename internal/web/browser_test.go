@@ -116,7 +116,7 @@ func testHeldRelease(t *testing.T, browser context.Context) {
 	r.open()
 	r.do(chromedp.SendKeys(chromedp.ID("input"), "run it"+kb.Enter))
 	r.wait("the hold shown with its reason, and in the list", `const h = document.querySelector("#held");
-		return vis("#held") && h.querySelector(".held-reason").textContent === "waiting for a review" && !!h.querySelector(".release") && !h.querySelector(".release").disabled &&
+		return vis("#held") && h.querySelector(".held-reason").textContent === "waiting for a review" && document.querySelector("#status").textContent.includes("held") && !!h.querySelector(".release") && !h.querySelector(".release").disabled &&
 			[...document.querySelectorAll(".conv .held-tag")].length === 1 &&
 			[...document.querySelectorAll(".timeline .notice.hook")].some((n) => n.textContent.includes("hold (waiting for a review)")) &&
 			[...document.querySelectorAll(".timeline .notice.held-note")].some((n) => n.textContent.includes("waiting for a review"))`)

@@ -486,7 +486,7 @@ function render() {
   document.title = v.title ? `${v.title} · rein` : "rein";
   const isWorking = working(S.state);
   ui.status.replaceChildren(
-    !S.online ? el("span", { class: "offline" }, "host unreachable") : isWorking ? el("span", { class: "working" }, el("span", { class: "spinner", "aria-hidden": "true" }), "working") : "",
+    !S.online ? el("span", { class: "offline" }, "host unreachable") : S.state && S.state.hold ? el("span", { class: "held-tag" }, "held: waiting for a release") : isWorking ? el("span", { class: "working" }, el("span", { class: "spinner", "aria-hidden": "true" }), "working") : "",
   );
   renderModel();
   renderPending();
