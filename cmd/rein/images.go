@@ -19,11 +19,14 @@ func takesImages(provider, model string) bool {
 	return false
 }
 
-// showImages tells runner's read_file whether its session's model takes images.
+// showImages tells the tools of runner that can return pictures (read_file, MCP tools) whether
+// its session's model takes images.
 func showImages(runner *tool.Runner, provider, model string) {
-	if t, ok := runner.Tools.Get("read_file"); ok {
+	on := takesImages(provider, model)
+	for _, name := range runner.Tools.Names() {
+		t, _ := runner.Tools.Get(name)
 		if s, ok := t.(interface{ SetImages(bool) }); ok {
-			s.SetImages(takesImages(provider, model))
+			s.SetImages(on)
 		}
 	}
 }

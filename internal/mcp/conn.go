@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +39,9 @@ type conn struct {
 	cmd     *exec.Cmd
 	stderr  *tail
 	changed chan struct{} // a list_changed notice arrived (buffered 1)
+	// images says the session's model takes images: a tool's pictures then reach it as image
+	// parts, else as a line saying what they were (SetImages).
+	images atomic.Bool
 
 	closeOnce sync.Once
 }

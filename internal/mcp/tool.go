@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,19 +118,43 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 		}
 		return tool.Result{Content: fmt.Sprintf("the MCP server %s failed the call: %s", t.conn.srv.Name, msg), IsError: true, Outcome: record.Failed}
 	}
-	return Result(res)
+	return Result(res, t.conn.images.Load())
 }
 
+// SetImages says whether the session's model takes images (cmd/rein's showImages): the server's
+// pictures then reach it as image parts.
+func (t *Tool) SetImages(on bool) { t.conn.images.Store(on) }
+
+// maxImage bounds a picture sent on to the model, in encoded bytes (under every provider's limit
+// once in base64).
+const maxImage = 3 << 20
+
+// imageTypes are the pictures every provider that takes images reads.
+var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+
 // Result maps an MCP tool result to rein's: the text the model reads, every kind of content
-// told faithfully, and isError as an error outcome.
-func Result(res *sdk.CallToolResult) tool.Result {
+// told faithfully, pictures as image parts when images is set (the model takes them) and as a
+// line saying what they were otherwise, and isError as an error outcome.
+func Result(res *sdk.CallToolResult, images bool) tool.Result {
 	var parts []string
+	var pics []record.Part
 	for _, c := range res.Content {
 		switch c := c.(type) {
 		case *sdk.TextContent:
 			parts = append(parts, c.Text)
 		case *sdk.ImageContent:
-			parts = append(parts, fmt.Sprintf("[an image (%s, %d bytes) the tool returned; this session's record keeps text only, so it is not shown]", c.MIMEType, len(c.Data)))
+			switch {
+			case !images:
+				parts = append(parts, fmt.Sprintf("[an image (%s, %d bytes) the tool returned; the model of this session does not take images, so it is not shown]", c.MIMEType, len(c.Data)))
+			case !imageTypes[c.MIMEType]:
+				parts = append(parts, fmt.Sprintf("[an image of type %q the tool returned; only PNG, JPEG, GIF and WebP are sent to a model, so it is not shown]", c.MIMEType))
+			case len(c.Data) > maxImage:
+				parts = append(parts, fmt.Sprintf("[an image (%s, %d bytes) the tool returned, over the %d MiB a model is sent, so it is not shown]", c.MIMEType, len(c.Data), maxImage>>20))
+			default:
+				name := fmt.Sprintf("image %d", len(pics)+1)
+				parts = append(parts, fmt.Sprintf("[%s: %s, %d bytes, follows]", name, c.MIMEType, len(c.Data)))
+				pics = append(pics, record.Part{Type: record.PartImage, MediaType: c.MIMEType, Data: base64.StdEncoding.EncodeToString(c.Data), Name: name})
+			}
 		case *sdk.AudioContent:
 			parts = append(parts, fmt.Sprintf("[audio (%s, %d bytes) the tool returned, which rein cannot show a model]", c.MIMEType, len(c.Data)))
 		case *sdk.ResourceLink:
@@ -159,9 +184,9 @@ func Result(res *sdk.CallToolResult) tool.Result {
 		text = "(the tool returned an empty result)"
 	}
 	if res.IsError {
-		return tool.Result{Content: text, IsError: true, Outcome: record.Failed}
+		return tool.Result{Content: text, IsError: true, Outcome: record.Failed, Images: pics}
 	}
-	return tool.Success(text)
+	return tool.Result{Content: text, Outcome: record.OK, Images: pics}
 }
 
 func embedded(r *sdk.ResourceContents) string {

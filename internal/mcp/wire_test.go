@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/internal/provider"
@@ -17,7 +18,11 @@ import (
 func TestWiresTakeMCPTools(t *testing.T) {
 	srv, _ := stdioServer(t, "fx", "plain")
 	m, _ := start(t, srv)
+	for _, x := range m.Tools() {
+		x.(*Tool).SetImages(true) // the kinds tool's picture goes as an image part
+	}
 	var specs []provider.Tool
+	pictures := 0
 	var calls, results []record.Part
 	for i, x := range m.Tools() {
 		spec := x.Spec()
@@ -34,8 +39,12 @@ func TestWiresTakeMCPTools(t *testing.T) {
 			continue
 		}
 		res := run(t, m, spec.Name, args)
+		pictures += len(res.Images)
 		calls = append(calls, record.Part{Type: record.PartToolCall, CallID: id, Name: spec.Name, Args: json.RawMessage(args)})
-		results = append(results, record.Part{Type: record.PartToolResult, CallID: id, Text: res.Content, IsError: res.IsError, Outcome: res.Outcome})
+		results = append(results, record.Part{Type: record.PartToolResult, CallID: id, Text: res.Content, IsError: res.IsError, Outcome: res.Outcome, Images: res.Images})
+	}
+	if pictures != 1 {
+		t.Fatalf("%d pictures in the results, want the kinds tool's one", pictures)
 	}
 	req := provider.Request{
 		Model: "sim-1", System: "test", MaxTokens: 1024, Tools: specs,
@@ -59,6 +68,9 @@ func TestWiresTakeMCPTools(t *testing.T) {
 		}
 		if v := c.model.Validate(body); v != nil {
 			t.Fatalf("%s: the validator refuses a request with MCP tools: %v", c.name, v)
+		}
+		if !strings.Contains(string(body), "iVBORw0KGgpmYWtl") {
+			t.Errorf("%s: the picture is not in the request", c.name)
 		}
 	}
 }
