@@ -14,7 +14,7 @@ import (
 )
 
 // toolNames are the names a rule may use: every tool and door a session has.
-var toolNames = []string{"bash", "read_file", "write_file", "edit_file", "glob", "grep", "todo", "web_fetch", "apply_patch", "str_replace_based_edit_tool", "str_replace_editor", "context", "transcript", "agents"}
+var toolNames = []string{"bash", "read_file", "write_file", "edit_file", "glob", "grep", "apply_patch", "str_replace_based_edit_tool", "str_replace_editor", "todo", "web_fetch", "context", "transcript", "agents"}
 
 // TestRuleNames: the names buildRunner accepts are exactly the session's tools and doors, and
 // the help lists them all.

@@ -281,6 +281,7 @@ func writeView(w http.ResponseWriter, c *Conv) error {
 	if err != nil {
 		return err
 	}
+	c.h.placeView(&v)
 	writeJSON(w, 200, v)
 	return nil
 }

@@ -13,8 +13,15 @@ import (
 // with how to open the conversation again.
 func (m *Model) Transcript(width int) string {
 	width = max(width, 20)
+	n := len(m.pending(width)) + 1
+	if m.sb.live.active() {
+		n += len(m.sb.live.lines(width)) + 1
+	}
+	for _, e := range m.sb.entries {
+		n += len(e.lines(width, m.expand)) + 1
+	}
 	var b strings.Builder
-	for _, l := range m.visible(width, 1<<30, 0) {
+	for _, l := range m.visible(width, n, 0) {
 		b.WriteString(l)
 		b.WriteString(ansi.ResetStyle)
 		b.WriteByte('\n')

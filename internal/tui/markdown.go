@@ -69,8 +69,12 @@ func renderBlock(src string, width int) []string {
 	if strings.TrimSpace(src) == "" {
 		return nil
 	}
+	w := width
+	if tw := tableWidth(src); tw > 0 && tw < width {
+		w = tw // glamour stretches a table to the width it is given: give it the table's own
+	}
 	rendering.Lock()
-	out, err := renderer(width).Render(strings.ReplaceAll(src, "\t", "    "))
+	out, err := renderer(w).Render(strings.ReplaceAll(src, "\t", "    "))
 	rendering.Unlock()
 	if err != nil {
 		// glamour fails only on a writer error; show the text as typed rather than nothing
@@ -92,6 +96,37 @@ func renderBlock(src string, width int) []string {
 		}
 	}
 	return lines
+}
+
+// tableWidth is the width a block that is only a table needs to show its cells unwrapped, or 0
+// when the block is not a table.
+func tableWidth(src string) int {
+	var cols []int
+	for _, line := range strings.Split(strings.TrimSpace(src), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") {
+			return 0
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i, c := range cells {
+			c = strings.TrimSpace(c)
+			if strings.Trim(c, ":-") == "" && c != "" {
+				continue // the delimiter row
+			}
+			for len(cols) <= i {
+				cols = append(cols, 0)
+			}
+			cols[i] = max(cols[i], ansi.StringWidth(c))
+		}
+	}
+	if len(cols) == 0 {
+		return 0
+	}
+	w := len(cols) - 1 // the separators
+	for _, c := range cols {
+		w += c + 2
+	}
+	return max(w, 8)
 }
 
 // trailing matches the padding glamour adds to fill a line: spaces and the style codes around them.

@@ -26,7 +26,7 @@ func TestMarkdownLines(t *testing.T) {
 		{"**bold** and *em* and `code`", 80, "bold and em and code"},
 		{"see [docs](https://x.y)", 80, "see docs https://x.y"},
 		{"a * b * c", 80, "a * b * c"},
-		{"| a | b |\n|---|---|\n| 1 | two |", 20, " a        │ b\n──────────┼─────────\n 1        │ two"},
+		{"| a | b |\n|---|---|\n| 1 | two |", 20, " a │ b\n───┼─────\n 1 │ two"},
 		{"a very long line of words that must wrap", 22, "a very long line of\nwords that must wrap"},
 		{"one\n\n\n\ntwo", 80, "one\n\ntwo"},
 	} {
