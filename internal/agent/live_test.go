@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -68,31 +69,34 @@ func TestLiveOutputAccountsForEveryByte(t *testing.T) {
 // soon as it is written.
 func TestLiveOutputShowsAQuietWriteAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var pieces []string
-		l := newLiveOutput(func(s string) { pieces = append(pieces, s) })
+		// The pacer's tick runs on a timer's goroutine: the pieces are read under a lock.
+		var mu sync.Mutex
+		var got []string
+		l := newLiveOutput(func(s string) { mu.Lock(); got = append(got, s); mu.Unlock() })
+		shown := func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), got...) }
 		l.Write([]byte("one\n"))
-		if len(pieces) != 1 || pieces[0] != "one\n" {
-			t.Fatalf("pieces after the first write: %q", pieces)
+		if p := shown(); len(p) != 1 || p[0] != "one\n" {
+			t.Fatalf("pieces after the first write: %q", shown())
 		}
 		l.Write([]byte("two\n")) // within liveEvery: waits for the tick
-		if len(pieces) != 1 {
-			t.Fatalf("a second write within %v was shown at once: %q", liveEvery, pieces)
+		if p := shown(); len(p) != 1 {
+			t.Fatalf("a second write within %v was shown at once: %q", liveEvery, shown())
 		}
 		time.Sleep(liveEvery)
 		synctest.Wait()
-		if len(pieces) != 2 || pieces[1] != "two\n" {
-			t.Fatalf("pieces after a tick: %q", pieces)
+		if p := shown(); len(p) != 2 || p[1] != "two\n" {
+			t.Fatalf("pieces after a tick: %q", shown())
 		}
 		time.Sleep(time.Second)
 		l.Write([]byte("three\n"))
-		if len(pieces) != 3 {
-			t.Fatalf("a write after a quiet second waited: %q", pieces)
+		if p := shown(); len(p) != 3 {
+			t.Fatalf("a write after a quiet second waited: %q", shown())
 		}
 		l.Close()
 		l.Write([]byte("after the end\n"))
 		time.Sleep(time.Second)
-		if len(pieces) != 3 {
-			t.Fatalf("output after Close was shown: %q", pieces)
+		if p := shown(); len(p) != 3 {
+			t.Fatalf("output after Close was shown: %q", shown())
 		}
 	})
 }

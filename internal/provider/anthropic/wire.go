@@ -48,6 +48,10 @@ func appendMessage(dst []byte, i int, m *wireMessage) ([]byte, error) {
 	dst = append(dst, `{"role":`...)
 	dst = appendString(dst, m.Role)
 	dst = append(dst, `,"content":`...)
+	if m.Content == nil {
+		// A message's content is always a list, as the whole request's encoding writes it.
+		return append(dst, `[]}`...), nil
+	}
 	var err error
 	if dst, err = appendBlocks(dst, m.Content); err != nil {
 		return nil, fmt.Errorf("encode messages.%d: %w", i, err)
