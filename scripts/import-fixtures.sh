@@ -91,7 +91,7 @@ sanitize_claude() {
          | if .isMeta == true and (.message.content|type) == "string" then .message.content = "[a Claude Code caveat removed from the fixture]" else . end
          | if .type == "assistant" and (.message.content|type) == "array" then .message.content |= map(if .type == "text" and (.text|contains("<system-reminder>")) then .text = "[the simulator'"'"'s echo of a Claude Code reminder removed from the fixture]" else . end) else . end
          | if .type == "system" and (.content|type) == "string" and (.content|length) > 200 then .content = "[removed from the fixture]" else . end' \
-    "$1" | sed "s#$work#/work#g" >"$2"
+    "$1" | sed "s#$work#/fixture#g" >"$2"
 }
 # Codex: developer messages (also in a compaction's replacement history), the instructions in
 # session_meta and turn_context, world_state, and the preamble of its compaction summaries are
@@ -104,7 +104,7 @@ sanitize_codex() {
          elif .type == "session_meta" then .payload |= (del(.base_instructions) | del(.instructions))
          elif .type == "turn_context" then .payload |= (del(.base_instructions) | del(.user_instructions) | del(.developer_instructions))
          elif .type == "world_state" then empty
-         else . end' "$1" | sed "s#$work#/work#g" >"$2"
+         else . end' "$1" | sed "s#$work#/fixture#g" >"$2"
 }
 
 mkdir -p "$out/claude" "$out/codex"

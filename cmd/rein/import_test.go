@@ -78,7 +78,7 @@ func copyFixture(t *testing.T, src, dst, ws string) {
 		t.Fatal(err)
 	}
 	if ws != "" {
-		data = []byte(strings.ReplaceAll(string(data), `"cwd":"/work/ws"`, `"cwd":"`+ws+`"`))
+		data = []byte(strings.ReplaceAll(string(data), `"cwd":"/fixture/ws"`, `"cwd":"`+ws+`"`))
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		t.Fatal(err)

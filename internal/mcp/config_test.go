@@ -47,10 +47,10 @@ func TestToolNameProperty(t *testing.T) {
 }
 
 func TestExpand(t *testing.T) {
-	env := map[string]string{"HOME": "/home/p", "EMPTY": ""}
+	env := map[string]string{"HOME": "/users/p", "EMPTY": ""}
 	getenv := func(k string) string { return env[k] }
 	for _, c := range []struct{ in, want, err string }{
-		{"${HOME}/x", "/home/p/x", ""},
+		{"${HOME}/x", "/users/p/x", ""},
 		{"${MISSING:-/tmp}/x", "/tmp/x", ""},
 		{"${EMPTY:-d}", "d", ""},
 		{"a${MISSING}b", "", "MISSING"},
