@@ -20,27 +20,33 @@ func Write(sess *session.Session, c *Conversation, system string) (Report, error
 	if err := sess.Append(&record.System{Text: system}); err != nil {
 		return Report{}, err
 	}
+	var from, to int64 = 0, -1
 	if len(c.Earlier) > 0 {
-		from := sess.Snapshot().Next()
+		from = sess.Snapshot().Next()
 		if err := w.items(c.Earlier); err != nil {
 			return Report{}, err
 		}
 		if err := w.end(); err != nil {
 			return Report{}, err
 		}
-		to := sess.Snapshot().High()
-		if to >= from {
-			note := fmt.Sprintf("turns %d–%d are the source session's history from before its compaction, imported with --with-history; the transcript tool reads them", from, to)
-			if err := sess.Append(&record.Evicted{From: from, To: to, Note: note, By: record.ByHarness}); err != nil {
-				return Report{}, err
-			}
-		}
+		to = sess.Snapshot().High()
 	}
 	if err := w.items(c.Items); err != nil {
 		return Report{}, err
 	}
 	if err := w.end(); err != nil {
 		return Report{}, err
+	}
+	// The history from before the compaction leaves the context once the live branch follows it
+	// (an eviction never takes the turn in hand, so it is made last). Where the fold refuses it
+	// (the live branch added no turn), the history stays in the context, and the report says so.
+	if to >= from {
+		note := fmt.Sprintf("turns %d–%d are the source session's history from before its compaction, imported with --with-history; the transcript tool reads them", from, to)
+		if _, err := sess.Snapshot().CheckEviction(from, to, note); err != nil {
+			c.Notes.repair("history before the compaction left in the context (it could not be evicted: " + err.Error() + ")")
+		} else if err := sess.Append(&record.Evicted{From: from, To: to, Note: note, By: record.ByHarness}); err != nil {
+			return Report{}, err
+		}
 	}
 	if err := sess.Sync(); err != nil {
 		return Report{}, err
