@@ -176,11 +176,14 @@ func TestStopStreaming(t *testing.T) {
 
 // Running a tool: the process is stopped, the call answered interrupted, the exchange quiesced.
 func TestStopRunningTool(t *testing.T) {
-	r := newRig(t, rigOptions{bash: true, script: steps(`{"tool_calls":[{"name":"bash","arguments":{"command":"sleep 30; echo finished"}}]}`)})
+	r := newRig(t, rigOptions{bash: true, script: steps(`{"tool_calls":[{"name":"bash","arguments":{"command":"echo running; sleep 30; echo finished"}}]}`)})
 	id := r.create("tool")
 	w := r.events(id, 0)
 	r.send(id, "run it")
 	w.record(record.KindToolStarted)
+	// tool_started is durable before the call is judged and run; the command's own first line
+	// says it runs (a Stop before that answers not_executed, truthfully).
+	w.live("tool_output")
 	start := time.Now()
 	if res := r.stop(id); !res.Stopped || !res.Interrupted {
 		t.Fatalf("stop answered %+v", res)
