@@ -1,8 +1,6 @@
 package importer
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,20 +63,7 @@ func ReadClaude(r io.Reader, opts Options) (*Conversation, error) {
 	c := &Conversation{Origin: record.Origin{Kind: ClaudeCode}}
 	byID := map[string]*claudeLine{}
 	var order []*claudeLine
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		raw := bytes.TrimSpace(sc.Bytes())
-		if len(raw) == 0 {
-			continue
-		}
-		var l claudeLine
-		if err := json.Unmarshal(raw, &l); err != nil {
-			c.Notes.malformed(n, "not a JSON object: "+clip(err.Error()))
-			continue
-		}
+	err := eachLine(r, &c.Notes, func(n int, l *claudeLine) {
 		l.line = n
 		if c.Origin.ID == "" && l.SessionID != "" {
 			c.Origin.ID = l.SessionID
@@ -90,19 +75,14 @@ func ReadClaude(r io.Reader, opts Options) (*Conversation, error) {
 			c.Cwd = l.Cwd
 		}
 		if l.UUID == "" {
-			c.Notes.skip(lineKind(l))
-			continue
+			c.Notes.skip(lineKind(*l))
+			return
 		}
-		byID[l.UUID] = &l
-		order = append(order, &l)
-	}
-	c.Notes.Lines = n
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			c.Notes.malformed(n+1, fmt.Sprintf("longer than %d MiB; it and the rest of the file were not read", maxLine>>20))
-		} else {
-			return nil, err
-		}
+		byID[l.UUID] = l
+		order = append(order, l)
+	})
+	if err != nil {
+		return nil, err
 	}
 	// The leaf: the last message line of the main chain.
 	var leaf *claudeLine

@@ -1,8 +1,6 @@
 package importer
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,20 +36,7 @@ type codexItem struct {
 func ReadCodex(r io.Reader, opts Options) (*Conversation, error) {
 	c := &Conversation{Origin: record.Origin{Kind: Codex}}
 	var raw []codexItem // the live branch, as items
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var l codexLine
-		if err := json.Unmarshal(line, &l); err != nil {
-			c.Notes.malformed(n, "not a JSON object: "+clip(err.Error()))
-			continue
-		}
+	err := eachLine(r, &c.Notes, func(n int, l *codexLine) {
 		switch l.Type {
 		case "session_meta":
 			var m struct {
@@ -61,7 +46,7 @@ func ReadCodex(r io.Reader, opts Options) (*Conversation, error) {
 			}
 			if err := json.Unmarshal(l.Payload, &m); err != nil {
 				c.Notes.malformed(n, "its session_meta does not read")
-				continue
+				return
 			}
 			if c.Origin.ID == "" {
 				c.Origin.ID = m.ID
@@ -79,7 +64,7 @@ func ReadCodex(r io.Reader, opts Options) (*Conversation, error) {
 			var it codexItem
 			if err := json.Unmarshal(l.Payload, &it); err != nil {
 				c.Notes.malformed(n, "its response_item does not read: "+clip(err.Error()))
-				continue
+				return
 			}
 			raw = append(raw, it)
 		case "compacted":
@@ -89,7 +74,7 @@ func ReadCodex(r io.Reader, opts Options) (*Conversation, error) {
 			}
 			if err := json.Unmarshal(l.Payload, &p); err != nil {
 				c.Notes.malformed(n, "its compaction does not read: "+clip(err.Error()))
-				continue
+				return
 			}
 			c.Notes.repair("compaction followed (its replacement history is the context)")
 			if opts.WithHistory {
@@ -102,13 +87,9 @@ func ReadCodex(r io.Reader, opts Options) (*Conversation, error) {
 		default:
 			c.Notes.skip(l.Type)
 		}
-	}
-	c.Notes.Lines = n
-	if err := sc.Err(); err != nil {
-		if !errors.Is(err, bufio.ErrTooLong) {
-			return nil, err
-		}
-		c.Notes.malformed(n+1, fmt.Sprintf("longer than %d MiB; it and the rest of the file were not read", maxLine>>20))
+	})
+	if err != nil {
+		return nil, err
 	}
 	c.Items = codexItems(raw, c)
 	if len(c.Items) == 0 {

@@ -7,8 +7,12 @@
 package importer
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -178,4 +182,34 @@ func args(raw json.RawMessage) (json.RawMessage, *record.Repaired) {
 func customArgs(text string) json.RawMessage {
 	b, _ := json.Marshal(map[string]string{"input": text})
 	return b
+}
+
+// eachLine reads r as JSON lines leniently: each non-blank line that decodes into a T is handed
+// to fn with its line number; one that does not, or one past maxLine, is counted as malformed.
+// notes.Lines is set to the lines read. Only a read error ends it with an error.
+func eachLine[T any](r io.Reader, notes *Notes, fn func(n int, v *T)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	n := 0
+	for sc.Scan() {
+		n++
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
+			continue
+		}
+		v := new(T)
+		if err := json.Unmarshal(raw, v); err != nil {
+			notes.malformed(n, "not a JSON object: "+clip(err.Error()))
+			continue
+		}
+		fn(n, v)
+	}
+	notes.Lines = n
+	if err := sc.Err(); err != nil {
+		if !errors.Is(err, bufio.ErrTooLong) {
+			return err
+		}
+		notes.malformed(n+1, fmt.Sprintf("longer than %d MiB; it and the rest of the file were not read", maxLine>>20))
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"encoding/json"
 	"regexp"
 	"testing"
@@ -9,34 +8,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 )
-
-// newBrowser starts headless chromium for one test, or skips when there is none.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	chromium := findChromium()
-	if chromium == "" {
-		t.Skipf("the web chat's browser tests need chromium at one of %q, or its path in REIN_CHROMIUM", browsers)
-	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	t.Cleanup(cancelAlloc)
-	b, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(b); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return b
-}
 
 // replyScript is a simulator script of one reply saying text.
 func replyScript(t *testing.T, text string) string {
@@ -58,7 +29,7 @@ const richReply = "## Plan\n\nA table:\n\n| file | lines |\n|---|---:|\n| a.go |
 // copy button, lists — and what could harm is neutral: raw HTML shows as text, a javascript: link
 // is not a link, an image is a link, and links open in a new tab without opener or referrer.
 func TestWebMarkdown(t *testing.T) {
-	b := newBrowser(t)
+	b := startBrowser(t)
 	r := newRig(t, b, replyScript(t, richReply))
 	r.open()
 	r.do(chromedp.SendKeys(chromedp.ID("input"), "show me"+kb.Enter))

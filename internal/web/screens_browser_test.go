@@ -40,7 +40,7 @@ func (r *rig) shot(name string) {
 // reply, the Context panel, the model picker and the keyboard help. The Context panel fits the
 // width it is given, its table readable: no column squeezed below a word, nothing scrolled sideways.
 func TestWebScreens(t *testing.T) {
-	b := newBrowser(t)
+	b := startBrowser(t)
 	r := newRig(t, b, replyScript(t, richReply))
 	r.do(chromedp.EmulateViewport(1280, 800))
 	r.open()

@@ -18,7 +18,7 @@ import (
 // list's views, recorded by the host; and a deletion older than host.DeleteAfter is removed when
 // the host next starts.
 func TestWebConversations(t *testing.T) {
-	b := newBrowser(t)
+	b := startBrowser(t)
 	r := newRig(t, b, `[{"text":"The zebra is striped."},{"text":"Noted."}]`)
 	r.open()
 	r.wait("one conversation", `return document.querySelectorAll(".conv").length === 1`)

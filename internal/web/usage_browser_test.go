@@ -19,7 +19,7 @@ import (
 // conversation's, the picker lists the provider's known models and switches to the one chosen,
 // and the page's cost is the catalog's to the cent's thousandth.
 func TestWebModelAndUsage(t *testing.T) {
-	b := newBrowser(t)
+	b := startBrowser(t)
 	r := newRig(t, b, `[{"text":"first answer"},{"text":"second answer"}]`)
 	r.open()
 	r.do(chromedp.SendKeys(chromedp.ID("input"), "hello"+kb.Enter))
