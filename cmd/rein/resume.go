@@ -11,7 +11,7 @@ import (
 
 // keepSettings fills the flags the person did not give from the settings a resumed session was
 // last run under (was): provider, base URL, model, context window, permission mode, and, with its
-// provider, thinking budget and reasoning effort. A flag given
+// provider, thinking budget, reasoning effort and web search. A flag given
 // changes its setting; the change is recorded by the resume and said (sayChanges). A session
 // belongs to its workspace: resuming it from another directory is refused unless --cwd moves it.
 func (f *runFlags) keepSettings(was fold.Meta, here string) error {
@@ -37,13 +37,16 @@ func (f *runFlags) keepSettings(was fold.Meta, here string) error {
 		if !f.set("effort") && was.Effort != "" {
 			f.effort = was.Effort
 		}
+		if !f.set("web-search") && was.WebSearch {
+			f.web.search = true
+		}
 	}
 	return nil
 }
 
 // sayChanges tells the person which of a resumed session's settings this run changes (each is
 // recorded by the session_resumed record the resume writes).
-func sayChanges(w io.Writer, was fold.Meta, ws string, wired *wiring, mode string) {
+func sayChanges(w io.Writer, was fold.Meta, ws string, wired *wiring, mode string, web bool) {
 	change := func(what, from, to string) {
 		if from != to && from != "" {
 			fmt.Fprintf(w, "rein: this session's %s changes from %s to %s (recorded)\n", what, from, to)
@@ -67,6 +70,16 @@ func sayChanges(w io.Writer, was fold.Meta, ws string, wired *wiring, mode strin
 		change("thinking budget", budget(was.Thinking), budget(wired.thinking))
 	}
 	change("reasoning effort", was.Effort, wired.effort)
+	if was.WebSearch != web {
+		change("web search", onOff(was.WebSearch), onOff(web))
+	}
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 func orPublic(u string) string {

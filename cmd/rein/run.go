@@ -407,12 +407,12 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	}
 	showImages(runner, wired.name, wired.model)
 	if sess != nil {
-		sayChanges(stderr, was, ws, wired, f.permission)
+		sayChanges(stderr, was, ws, wired, f.permission, f.web.search)
 		saySandboxChange(stderr, was.Sandbox, f.sandbox.chosen)
 	} else if sess, err = session.Start(session.ProjectDir(root, ws), session.Options{Redact: redactText}, record.SessionStarted{
 		Provider: wired.name, Model: wired.model, ContextWindow: wired.window, Cwd: ws, Version: version,
 		BaseURL: recordedURL(wired.baseURL), PermissionMode: f.permission, Thinking: wired.thinking, Effort: wired.effort,
-		Sandbox: f.sandbox.chosen.String(), Tools: string(set),
+		Sandbox: f.sandbox.chosen.String(), Tools: string(set), WebSearch: f.web.search,
 	}); err != nil {
 		wired.close()
 		return fail(exitf(exitFailed, "cannot create the session: %v", err))

@@ -2,6 +2,8 @@ package main
 
 import (
 	"path/filepath"
+
+	"github.com/reinhq/rein/internal/record"
 	"strings"
 	"testing"
 )
@@ -25,9 +27,22 @@ func TestRunWebSearch(t *testing.T) {
 		t.Errorf("the record lacks the server tool parts\n%s", rec)
 	}
 	id := strings.TrimSuffix(filepath.Base(filepath.Dir(sb.records(t)[0])), "/")
-	res = sb.rein(t, append(append([]string{"resume", id, "--web-search"}, simArgs(script)...), "thanks")...)
+	// The resume keeps the search without the flag (the session was started with it), and a
+	// flag that turns it off says so; both are recorded.
+	res = sb.rein(t, append(append([]string{"resume", id}, simArgs(script)...), "thanks")...)
 	if res.code != 0 {
 		t.Fatalf("rein resume: %s", res)
+	}
+	res = sb.rein(t, append(append([]string{"resume", id, "--web-search=false"}, simArgs(script)...), "no more searching")...)
+	if res.code != 0 || !strings.Contains(res.stderr, "web search changes from on to off (recorded)") {
+		t.Fatalf("rein resume --web-search=false: %s", res)
+	}
+	recs := recordOf(t, sb)
+	if st := payloads[*record.SessionStarted](recs); len(st) != 1 || !st[0].WebSearch {
+		t.Errorf("session_started %+v, want web_search", st)
+	}
+	if rs := payloads[*record.SessionResumed](recs); len(rs) != 2 || !rs[0].WebSearch || rs[1].WebSearch {
+		t.Errorf("session_resumed %+v, want web search kept, then off", rs)
 	}
 
 	res = sb.rein(t, "run", "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--web-search", "hello")

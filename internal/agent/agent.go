@@ -194,10 +194,10 @@ func (a *Agent) Settle(cwd, version string) error {
 	if st.Meta().Session == "" {
 		// The record is empty (a crash right after it was created): start it now.
 		return a.sess.Commit(&record.SessionStarted{Session: a.sess.ID(), Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox, Tools: a.cfg.Tools})
+			BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox, Tools: a.cfg.Tools, WebSearch: a.cfg.WebSearch})
 	}
 	return a.sess.Commit(&record.SessionResumed{Provider: a.cfg.Provider, Model: a.cfg.Model, ContextWindow: a.cfg.Window, Cwd: cwd, Version: version,
-		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox, Tools: a.cfg.Tools})
+		BaseURL: a.cfg.BaseURL, PermissionMode: a.cfg.PermissionMode, Thinking: a.cfg.Thinking, Effort: a.cfg.Effort, Sandbox: a.cfg.Sandbox, Tools: a.cfg.Tools, WebSearch: a.cfg.WebSearch})
 }
 
 // TakeUp commits a prompt and runs the exchange it draws. It never returns until a fresh prompt

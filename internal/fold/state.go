@@ -189,6 +189,9 @@ type Meta struct {
 	// with (an extended-thinking budget in tokens, a reasoning effort), so a resume keeps them.
 	Thinking int
 	Effort   string
+	// WebSearch says the provider's web search was last offered (--web-search), kept by a resume
+	// on the same provider.
+	WebSearch bool
 	// Sandbox is the OS sandbox the session's commands last ran under (session_started, then each
 	// session_resumed), as rein says it; "" when the record does not say.
 	Sandbox string
@@ -556,12 +559,12 @@ func (s *State) applyEvent(r record.Record) {
 		if b.Source != nil {
 			s.meta.Source = *b.Source
 		}
-		s.meta.Tools = b.Tools
+		s.meta.Tools, s.meta.WebSearch = b.Tools, b.WebSearch
 	case *record.SessionResumed:
 		s.meta.Provider, s.meta.Model, s.meta.ContextWindow, s.meta.Cwd = b.Provider, b.Model, b.ContextWindow, b.Cwd
 		s.meta.BaseURL, s.meta.PermissionMode = b.BaseURL, b.PermissionMode
 		s.meta.Thinking, s.meta.Effort, s.meta.Sandbox = b.Thinking, b.Effort, b.Sandbox
-		s.meta.Tools = b.Tools
+		s.meta.Tools, s.meta.WebSearch = b.Tools, b.WebSearch
 		s.meta.Resumes++
 	case *record.Pressure:
 		if b.Limit > 0 && (s.meta.Limit == 0 || b.Limit < s.meta.Limit) {

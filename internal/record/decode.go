@@ -157,11 +157,11 @@ type field struct {
 }
 
 // fields is an object's members as the reader sees them; its methods build and search the list.
-// The array holds the most members any payload type has (session_started's 13), with room to grow;
+// The array holds the most members any payload type has (session_started's 17), with room to grow;
 // a type that outgrows it trips TestMembersMatchTags before it can meet a record.
 type fields struct {
 	n int
-	f [16]field
+	f [24]field
 }
 
 func (fs *fields) add(name string, dst any) {
@@ -570,6 +570,7 @@ func (p *SessionStarted) members() (f fields) {
 	f.add("effort", &p.Effort)
 	f.add("sandbox", &p.Sandbox)
 	f.add("tools", &p.Tools)
+	f.add("web_search", &p.WebSearch)
 	f.add("source", &p.Source)
 	return f
 }
@@ -594,6 +595,7 @@ func (p *SessionResumed) members() (f fields) {
 	f.add("effort", &p.Effort)
 	f.add("sandbox", &p.Sandbox)
 	f.add("tools", &p.Tools)
+	f.add("web_search", &p.WebSearch)
 	return f
 }
 

@@ -298,6 +298,9 @@ type SessionStarted struct {
 	// Tools is the tool set the model is offered (package toolset: "claude", "codex", "rein");
 	// "" in records from before there were tool sets, which offered rein's own.
 	Tools string `json:"tools,omitempty"`
+	// WebSearch says the provider's own web search tool was offered (--web-search); a resume on
+	// the same provider keeps it.
+	WebSearch bool `json:"web_search,omitempty"`
 	// Source is the foreign session an imported session was made from (rein import).
 	Source *Origin `json:"source,omitempty"`
 }
@@ -331,6 +334,9 @@ type SessionResumed struct {
 	// Tools is the tool set in force from here on, as in SessionStarted: chosen for the model
 	// each run, so a resume on another model offers that model's set.
 	Tools string `json:"tools,omitempty"`
+	// WebSearch says whether the provider's web search is offered from here on, as in
+	// SessionStarted.
+	WebSearch bool `json:"web_search,omitempty"`
 }
 
 // TurnStarted marks a request going out (Attempt counts from 1 within one turn).
