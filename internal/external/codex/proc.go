@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -191,11 +192,14 @@ func (s *server) died() error {
 	if s.state != nil {
 		msg = "codex app-server " + s.state.String() // "exit status 1", "signal: killed"
 	}
-	if e := strings.TrimSpace(s.stderr.String()); e != "" {
+	if e := strings.TrimSpace(ansi.ReplaceAllString(s.stderr.String(), "")); e != "" {
 		msg += "; its standard error ends: " + e
 	}
 	return errors.New(msg)
 }
+
+// ansi matches the terminal colour codes Codex's log lines carry.
+var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 
 // tail keeps the last max bytes written to it.
 type tail struct {
