@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// all reads every process from the kern.proc.all sysctl.
-func all() ([]Proc, error) {
+// All reads every process from the kern.proc.all sysctl.
+func All() ([]Proc, error) {
 	ks, err := unix.SysctlKinfoProcSlice("kern.proc.all")
 	if err != nil {
 		return nil, fmt.Errorf("list processes: %w", err)

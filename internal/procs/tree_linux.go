@@ -5,8 +5,9 @@ import (
 	"strconv"
 )
 
-// all reads every process in /proc. Processes that exit while it reads are left out.
-func all() ([]Proc, error) {
+// All reads every process in /proc, the process table. Processes that exit while it reads are
+// left out.
+func All() ([]Proc, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil, err

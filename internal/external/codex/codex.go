@@ -2,21 +2,28 @@
 // over the program's standard input and output, one JSON message a line (protocol v2 of the
 // Codex 0.169 releases; Known lists the series rein speaks).
 //
-// Each Turn starts its own app-server, the leader of a new process group, and ends it, tree and
-// all, before it returns: initialize (answered with Codex's user agent, which names its version),
-// the initialized notification, thread/start — or thread/resume with Turn.Resume — then
-// turn/start with the prompt. The turn's notifications (items started and completed, agent
-// message deltas, errors Codex will or will not retry) go to the Sink as they arrive, and
-// turn/completed{status} ends the turn. Between turns nothing runs; the thread lives in Codex's
-// own rollout files under CODEX_HOME, which thread/resume reads.
+// A Turn runs in an app-server, the leader of its own process group: initialize (answered with
+// Codex's user agent, which names its version; one rein does not know is refused), the
+// initialized notification, thread/start — or thread/resume with Turn.Resume — then turn/start
+// with the prompt. The turn's notifications (items started and completed, agent message deltas,
+// errors Codex will or will not retry) go to the Sink as they arrive, and turn/completed{status}
+// ends the turn. The thread lives in Codex's own rollout files under CODEX_HOME.
+//
+// The app-server of a completed turn is kept for the next turn of the same environment,
+// directory, mode and model, which then needs only turn/start (about 60 ms a turn instead of
+// about 600 ms on a loaded machine, BenchmarkTurnStart) and finds Codex's background command
+// sessions as Codex left them; Close ends it, tree and all. Options.PerTurn starts one per turn
+// instead. A stopped or failed turn always ends its app-server.
 //
 // A Stop (ctx ending) before turn/start is sent kills the app-server at once. After it, rein sends
 // turn/interrupt. Codex refuses an interrupt ("no active turn to interrupt") until the turn has
 // started — turn/start is answered before turn/started — so a refused interrupt is sent again
 // when turn/started arrives, within StartWait of the Stop. Once Codex accepts it, the turn has
 // external.InterruptGrace to end with turn/completed{interrupted}; either way the app-server is
-// then ended, tree and all, because Codex leaves the interrupted command running (its unified
-// exec sessions outlive the turn) and a later turn must not find it.
+// then ended, tree and all — gently (its input closed, which it takes as the end) when it ended
+// the turn, else killed — because Codex leaves the interrupted command running (its unified exec
+// sessions outlive the turn) and a later turn must not find it. Killing stops the whole tree
+// first, then kills it, including the processes Codex runs in sessions of their own.
 //
 // Permission modes map onto Codex's approval policy and sandbox: ask → untrusted (Codex runs only
 // the commands it trusts as reading, and asks about every other) in a workspace-write sandbox;
@@ -32,6 +39,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"sync"
 	"time"
 
 	"github.com/reinhq/rein/internal/external"
@@ -45,6 +53,10 @@ const StartWait = 5 * time.Second
 type Options struct {
 	// Path is the codex executable; "" looks "codex" up on PATH.
 	Path string
+	// PerTurn starts a new app-server for every turn, so none runs between turns. By default the
+	// app-server of a completed turn is kept for the next (until Close), which saves starting
+	// Codex and resuming the thread: about half a second a turn (BenchmarkTurnStart).
+	PerTurn bool
 }
 
 // New returns the Codex back-end.
@@ -52,6 +64,10 @@ func New(opts Options) external.Backend { return &backend{opts: opts} }
 
 type backend struct {
 	opts Options
+
+	mu     sync.Mutex
+	idle   *server // the app-server of the last completed turn, kept for the next
+	closed bool    // Close was called: keep nothing more
 	// Tests watch the Turn through these: the app-server's pid once started, and Codex's
 	// refusals of an interrupt before its turn started.
 	onStart   func(pid int)
@@ -59,9 +75,6 @@ type backend struct {
 }
 
 func (b *backend) Kind() string { return external.KindCodex }
-
-// Close ends nothing: no app-server outlives the Turn that started it.
-func (b *backend) Close() error { return nil }
 
 func (b *backend) path() (string, error) {
 	if b.opts.Path != "" {
@@ -110,7 +123,8 @@ func policy(mode string) (approval, sandbox string, err error) {
 	return "", "", fmt.Errorf("unknown permission mode %q (the modes are read-only, ask, workspace, full)", mode)
 }
 
-// Turn runs one turn in a new app-server and ends it before returning (see the package doc).
+// Turn runs one turn: in the app-server kept from the last turn when it suits this one, else in a
+// new one (see the package doc).
 func (b *backend) Turn(ctx context.Context, t external.Turn, sink external.Sink) external.Result {
 	failed := func(err error) external.Result {
 		return external.Result{Status: external.StatusFailed, Session: t.Resume, Err: err}
@@ -126,19 +140,111 @@ func (b *backend) Turn(ctx context.Context, t external.Turn, sink external.Sink)
 	if ctx.Err() != nil {
 		return external.Result{Status: external.StatusInterrupted, Session: t.Resume}
 	}
-	s, err := start(path, t.Cwd, t.Env)
-	if err != nil {
-		return failed(err)
+	key := keyOf(t)
+	s := b.take(key)
+	for {
+		fresh := s == nil
+		if fresh {
+			if s, err = start(path, t.Cwd, t.Env); err != nil {
+				return failed(err)
+			}
+			s.key = key
+			if b.onStart != nil {
+				b.onStart(s.pgid)
+			}
+		}
+		r := &run{b: b, s: s, t: t, sink: sink, ctx: ctx, approval: approval, sandbox: sandbox, session: t.Resume}
+		res := r.do()
+		if !fresh && !r.reached && res.Status == external.StatusFailed && exited(s) {
+			// The kept app-server had died while it waited: the turn never reached it (turn/start
+			// was not answered), so it is put to a new one.
+			s.kill(nil)
+			s = nil
+			continue
+		}
+		switch {
+		case r.killed:
+		case res.Status == external.StatusCompleted && !b.opts.PerTurn:
+			s.thread = res.Session
+			b.put(s)
+		default:
+			// A stopped or failed turn ends its app-server: Codex leaves an interrupted
+			// command running, and the next turn must not find it.
+			s.close(external.InterruptGrace)
+		}
+		return res
 	}
-	if b.onStart != nil {
-		b.onStart(s.pgid)
+}
+
+// keyOf says what an app-server kept between turns must share with the next turn to serve it:
+// its environment and directory, and the mode and model its thread was loaded with (Codex keeps
+// a loaded thread's settings when thread/resume names others).
+func keyOf(t external.Turn) string {
+	return fmt.Sprintf("%q %q %q %q", t.Env, t.Cwd, t.Mode, t.Model)
+}
+
+// take returns the kept app-server when it is alive and its key is key, emptied of what it wrote
+// while it waited; another kept one is ended first.
+func (b *backend) take(key string) *server {
+	b.mu.Lock()
+	s := b.idle
+	b.idle = nil
+	b.mu.Unlock()
+	if s == nil {
+		return nil
 	}
-	r := &run{b: b, s: s, t: t, sink: sink, ctx: ctx, approval: approval, sandbox: sandbox, session: t.Resume}
-	res := r.do()
-	if !r.killed {
+	if s.key != key || exited(s) {
+		s.close(external.InterruptGrace)
+		return nil
+	}
+	for {
+		select {
+		case _, ok := <-s.msgs:
+			if !ok {
+				s.kill(nil)
+				return nil
+			}
+		case <-s.bad:
+		default:
+			return s
+		}
+	}
+}
+
+// put keeps s for the next turn, ending the one kept before, if any. After Close nothing is
+// kept: a turn that was running when Close came ends its app-server as it returns.
+func (b *backend) put(s *server) {
+	b.mu.Lock()
+	old := b.idle
+	if b.closed {
+		old, s = s, nil
+	}
+	b.idle = s
+	b.mu.Unlock()
+	if old != nil {
+		old.close(external.InterruptGrace)
+	}
+}
+
+// Close ends the app-server kept between turns, tree and all.
+func (b *backend) Close() error {
+	b.mu.Lock()
+	s := b.idle
+	b.idle, b.closed = nil, true
+	b.mu.Unlock()
+	if s != nil {
 		s.close(external.InterruptGrace)
 	}
-	return res
+	return nil
+}
+
+func exited(s *server) bool {
+	select {
+	case <-s.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 // run is one Turn's conversation with its app-server.
@@ -151,8 +257,8 @@ type run struct {
 	approval string
 	sandbox  string
 
-	nextID    int64
 	turnStart string // the id of turn/start, once sent
+	reached   bool   // Codex answered turn/start
 	graceSet  bool   // the deadline is InterruptGrace after Codex accepted the interrupt
 	version   string
 	session   string // the thread, once it is known to hold the turn; t.Resume before
@@ -168,8 +274,8 @@ type run struct {
 }
 
 func (r *run) id() json.RawMessage {
-	r.nextID++
-	return json.RawMessage(fmt.Sprint(r.nextID))
+	r.s.nextID++
+	return json.RawMessage(fmt.Sprint(r.s.nextID))
 }
 
 // call sends a request before the turn and waits for its answer. A Stop meanwhile kills the
@@ -240,6 +346,43 @@ func (r *run) do() external.Result {
 
 // begin initialises the app-server, starts or resumes the thread and starts the turn.
 func (r *run) begin() error {
+	if r.s.version == "" {
+		if err := r.initialize(); err != nil {
+			return err
+		}
+	}
+	r.version = r.s.version
+	threadID, err := r.thread()
+	if err != nil {
+		return err
+	}
+	r.tr.thread = threadID
+	if err := r.sink.Started(threadID, r.version); err != nil {
+		return fmt.Errorf("report codex's thread: %w", err)
+	}
+	turn := map[string]any{
+		"threadId": threadID,
+		"input":    []map[string]any{{"type": "text", "text": r.t.Prompt}},
+	}
+	if r.t.Model != "" {
+		turn["model"] = r.t.Model
+	}
+	if r.ctx.Err() != nil {
+		return errStopped
+	}
+	id := r.id()
+	if err := r.s.send(message{ID: id, Method: "turn/start", Params: mustJSON(turn)}); err != nil {
+		return r.deadOr(err)
+	}
+	// From here the thread holds the prompt, so the next turn resumes it.
+	r.session = threadID
+	r.turnStart, _ = requestID(id)
+	return nil
+}
+
+// initialize opens the conversation with a new app-server and refuses a version rein does not
+// know.
+func (r *run) initialize() error {
 	raw, err := r.call("initialize", map[string]any{
 		"clientInfo": map[string]string{"name": "rein", "title": "rein", "version": "0"},
 	})
@@ -252,14 +395,25 @@ func (r *run) begin() error {
 	if err := json.Unmarshal(raw, &init); err != nil {
 		return fmt.Errorf("read codex's initialize answer: %w", err)
 	}
-	if r.version, err = parseVersion(init.UserAgent); err != nil {
+	v, err := parseVersion(init.UserAgent)
+	if err != nil {
 		return fmt.Errorf("read codex's version from its user agent: %w", err)
 	}
-	if err := known(r.version); err != nil {
+	if err := known(v); err != nil {
 		return err
 	}
 	if err := r.s.send(notification("initialized")); err != nil {
 		return r.deadOr(err)
+	}
+	r.s.version = v
+	return nil
+}
+
+// thread starts the turn's thread, or resumes Turn.Resume, unless the app-server holds it loaded
+// already, and returns its id.
+func (r *run) thread() (string, error) {
+	if r.t.Resume != "" && r.t.Resume == r.s.thread {
+		return r.s.thread, nil
 	}
 	params := map[string]any{"approvalPolicy": r.approval, "sandbox": r.sandbox}
 	if r.t.Cwd != "" {
@@ -274,8 +428,9 @@ func (r *run) begin() error {
 		params["threadId"] = r.t.Resume
 		params["excludeTurns"] = true
 	}
-	if raw, err = r.call(method, params); err != nil {
-		return err
+	raw, err := r.call(method, params)
+	if err != nil {
+		return "", err
 	}
 	var th struct {
 		Thread struct {
@@ -283,28 +438,7 @@ func (r *run) begin() error {
 		} `json:"thread"`
 	}
 	if err := json.Unmarshal(raw, &th); err != nil || th.Thread.ID == "" {
-		return fmt.Errorf("read codex's %s answer: no thread id in %.200s", method, raw)
+		return "", fmt.Errorf("read codex's %s answer: no thread id in %.200s", method, raw)
 	}
-	r.tr.thread = th.Thread.ID
-	if err := r.sink.Started(th.Thread.ID, r.version); err != nil {
-		return fmt.Errorf("report codex's thread: %w", err)
-	}
-	turn := map[string]any{
-		"threadId": th.Thread.ID,
-		"input":    []map[string]any{{"type": "text", "text": r.t.Prompt}},
-	}
-	if r.t.Model != "" {
-		turn["model"] = r.t.Model
-	}
-	if r.ctx.Err() != nil {
-		return errStopped
-	}
-	id := r.id()
-	if err := r.s.send(message{ID: id, Method: "turn/start", Params: mustJSON(turn)}); err != nil {
-		return r.deadOr(err)
-	}
-	// From here the thread holds the prompt, so the next turn resumes it.
-	r.session = th.Thread.ID
-	r.turnStart, _ = requestID(id)
-	return nil
+	return th.Thread.ID, nil
 }

@@ -40,16 +40,26 @@ func TestCompletedTurn(t *testing.T) {
 	if len(reqs) == 0 || reqs[0].Conversation != r.conv {
 		t.Fatalf("the simulator's requests do not name the rig's conversation %q: %d requests", r.conv, len(reqs))
 	}
-	gone(t, nil)
+	if pid, _ := r.started(); !procs.Alive(pid) {
+		t.Errorf("the app-server of a completed turn was not kept")
+	}
+	r.closed(t)
 }
 
-// TestCommandTurn has Codex run a command its shell tool offers, then resumes the thread in a new
-// app-server and is answered there.
+// TestCommandTurn has Codex run a command its shell tool offers, then resumes the thread: in the
+// app-server kept from the first turn, or (PerTurn) in a new one.
 func TestCommandTurn(t *testing.T) {
+	for _, perTurn := range []bool{false, true} {
+		t.Run(map[bool]string{false: "kept", true: "per-turn"}[perTurn], func(t *testing.T) { commandTurn(t, perTurn) })
+	}
+}
+
+func commandTurn(t *testing.T, perTurn bool) {
 	r := newRig(t, `{"steps":[
 		{"text":"Let me look.","tool_calls":[{"name":"exec_command","arguments":{"cmd":"echo hi; exit 3"}}]},
 		{"text":"It said hi."},
 		{"text":"Still here."}]}`, sim.Options{})
+	r.b.opts.PerTurn = perTurn
 	s := newSink()
 	ctx, cancel := context.WithTimeout(context.Background(), turnWithin)
 	defer cancel()
@@ -70,14 +80,45 @@ func TestCommandTurn(t *testing.T) {
 	if !s.has(external.ItemCommand, "failed") {
 		t.Errorf("the command that exited 3 is not failed: %+v", s.items)
 	}
-	gone(t, nil)
+	if perTurn {
+		gone(t, nil)
+	}
 
 	again := newSink()
 	res2 := r.turn(ctx, "and now?", res.Session, "workspace", again)
 	if res2.Status != external.StatusCompleted || res2.Reply != "Still here." || res2.Session != res.Session {
 		t.Fatalf("resumed turn %+v; want completed in thread %s", res2, res.Session)
 	}
-	gone(t, nil)
+	if _, n := r.started(); n != map[bool]int{false: 1, true: 2}[perTurn] {
+		t.Errorf("%d app-servers started for two turns", n)
+	}
+	if again.session != res.Session || !strings.HasPrefix(again.version, "0.169.") {
+		t.Errorf("the resumed turn started with %q %q", again.session, again.version)
+	}
+	r.closed(t)
+}
+
+// TestKeptServerDied kills the app-server kept between turns: the next turn starts another and
+// resumes the thread there.
+func TestKeptServerDied(t *testing.T) {
+	r := newRig(t, `{"steps":[{"text":"One."},{"text":"Two."}]}`, sim.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), turnWithin)
+	defer cancel()
+	res := r.turn(ctx, "one", "", "workspace", newSink())
+	if res.Status != external.StatusCompleted {
+		t.Fatalf("first turn: %+v", res)
+	}
+	pid, _ := r.started()
+	killTree(pid)
+	procs.AwaitGone([]int{pid}, 10*time.Second)
+	res2 := r.turn(ctx, "two", res.Session, "workspace", newSink())
+	if res2.Status != external.StatusCompleted || res2.Reply != "Two." || res2.Session != res.Session {
+		t.Fatalf("the turn after the kept app-server died: %+v", res2)
+	}
+	if _, n := r.started(); n != 2 {
+		t.Errorf("%d app-servers started; want a second one", n)
+	}
+	r.closed(t)
 }
 
 // offers reports whether a Responses request body offers the tool name.
@@ -101,7 +142,10 @@ type stopCase struct {
 	name   string
 	mode   string
 	script string // the steps of the stopped turn; a last step answers the resumed turn
-	opts   sim.Options
+	// warm runs a turn to completion first (the script's first step), so the stopped turn runs
+	// in the app-server kept from it.
+	warm bool
+	opts sim.Options
 	// ready waits until the turn is in the state, and returns what of the tree it read then.
 	ready func(t testing.TB, r *rig, s *sink) []procs.Proc
 	// check looks at what the sink holds after the Stop.
@@ -166,6 +210,30 @@ var stopCases = []stopCase{
 		},
 	},
 	{
+		name:   "mid-tool-kept",
+		warm:   true,
+		script: `{"steps":[{"text":"Ready."},{"text":"Waiting.","tool_calls":[{"name":"exec_command","arguments":{"cmd":"sleep 35"}}]},{"text":"Resumed."}]}`,
+		ready: func(t testing.TB, r *rig, s *sink) []procs.Proc {
+			s.await(t, 60*time.Second, "the command to start", func(s *sink) bool { return s.has(external.ItemCommand, "started") })
+			var ps []procs.Proc
+			if !eventually(30*time.Second, func() bool {
+				ps = tree(t)
+				for _, p := range ps {
+					if p.Comm == "sleep" {
+						return true
+					}
+				}
+				return false
+			}) {
+				t.Fatalf("the command's sleep never ran: %+v", ps)
+			}
+			if _, n := r.started(); n != 1 {
+				t.Errorf("%d app-servers started; want the stopped turn in the kept one", n)
+			}
+			return ps
+		},
+	},
+	{
 		name:   "429-retry",
 		script: `{"steps":[{"status":429,"retry_after":"30"},{"text":"Resumed."}]}`,
 		ready: func(t testing.TB, r *rig, s *sink) []procs.Proc {
@@ -201,7 +269,7 @@ func TestStop(t *testing.T) {
 }
 
 // stopOnce runs one stopCase and returns the time from the Stop to Turn's return.
-func stopOnce(t testing.TB, c stopCase, resume bool) time.Duration {
+func stopOnce(t testing.TB, c stopCase, again bool) time.Duration {
 	r := newRig(t, c.script, c.opts)
 	s := newSink()
 	mode := c.mode
@@ -214,9 +282,19 @@ func stopOnce(t testing.TB, c stopCase, resume bool) time.Duration {
 		res external.Result
 		at  time.Time
 	}
+	resume := ""
+	if c.warm {
+		ctx0, cancel0 := context.WithTimeout(context.Background(), turnWithin)
+		defer cancel0()
+		res := r.turn(ctx0, "get ready", "", mode, newSink())
+		if res.Status != external.StatusCompleted {
+			t.Fatalf("the turn before: %+v", res)
+		}
+		resume = res.Session
+	}
 	done := make(chan ended, 1)
 	go func() {
-		res := r.turn(ctx, "do the thing", "", mode, s)
+		res := r.turn(ctx, "do the thing", resume, mode, s)
 		done <- ended{res, time.Now()}
 	}()
 	seen := c.ready(t, r, s)
@@ -244,7 +322,7 @@ func stopOnce(t testing.TB, c stopCase, resume bool) time.Duration {
 	if c.name != "starting" && e.res.Session == "" {
 		t.Errorf("stopped turn names no session")
 	}
-	if resume {
+	if again {
 		ctx2, cancel2 := context.WithTimeout(context.Background(), turnWithin)
 		defer cancel2()
 		res := r.turn(ctx2, "go on", e.res.Session, mode, newSink())
@@ -254,7 +332,7 @@ func stopOnce(t testing.TB, c stopCase, resume bool) time.Duration {
 		if e.res.Session != "" && res.Session != e.res.Session {
 			t.Errorf("the turn after the Stop is in thread %s, not the stopped one %s", res.Session, e.res.Session)
 		}
-		gone(t, nil)
+		r.closed(t)
 	}
 	return e.at.Sub(stopAt)
 }
@@ -300,7 +378,7 @@ func TestStopRacingTurnStart(t *testing.T) {
 	if res.Status != external.StatusCompleted || !strings.Contains(res.Reply, "simulator") {
 		t.Fatalf("the turn after the Stops: %+v; want the simulator's answer", res)
 	}
-	gone(t, nil)
+	r.closed(t)
 }
 
 // TestKilledMidTurn kills the Codex process with SIGKILL while its command runs: the turn fails,
@@ -346,6 +424,26 @@ func TestKilledMidTurn(t *testing.T) {
 	res2 := r.turn(ctx, "go on", res.Session, "full", newSink())
 	if res2.Status != external.StatusCompleted || res2.Reply != "Resumed." {
 		t.Fatalf("the turn after the kill: %+v", res2)
+	}
+	r.closed(t)
+}
+
+// TestCloseDuringTurn closes the back-end while a turn runs: the turn completes, and its
+// app-server is not kept after it.
+func TestCloseDuringTurn(t *testing.T) {
+	r := newRig(t, `{"steps":[{"text":"A reply that takes a moment to stream.","delay_ms":100}]}`, sim.Options{})
+	s := newSink()
+	ctx, cancel := context.WithTimeout(context.Background(), turnWithin)
+	defer cancel()
+	done := make(chan external.Result, 1)
+	go func() { done <- r.turn(ctx, "hello", "", "workspace", s) }()
+	s.await(t, 60*time.Second, "Started", func(s *sink) bool { return s.started > 0 })
+	if err := r.b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.Status != external.StatusCompleted {
+		t.Fatalf("result %+v; want completed", res)
 	}
 	gone(t, nil)
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,6 +29,14 @@ type server struct {
 	exited chan struct{} // closed once the leader has been reaped; then state is set
 	state  *os.ProcessState
 	stderr *tail
+
+	// What the Turns that use it keep: the ids of rein's requests run on across turns, so a late
+	// answer never matches a later request; the key of the turns it serves; its version, once
+	// initialize said it; the thread it last ran.
+	nextID  int64
+	key     string
+	version string
+	thread  string
 
 	once sync.Once
 }
@@ -126,24 +133,67 @@ func (s *server) send(m message) error {
 	return nil
 }
 
-// kill ends the app-server's whole tree at once: its process group and every process descended
-// from it, whatever group or session it moved to (Codex runs commands in sessions of their own),
-// and the processes of extra, read earlier. The tree is first stopped, so nothing forks out of it
-// while it is read, then killed; kill returns once every process of it has exited.
-func (s *server) kill(extra []int) {
+// marks is what has been seen of an app-server's tree: its processes and their process groups.
+// Codex runs commands and its shell probes in sessions of their own, so a process can leave the
+// app-server's group, and, once its parent has exited, its tree; its group still names it.
+type marks struct {
+	pids   map[int]bool
+	groups map[int]bool
+}
+
+func newMarks() *marks { return &marks{pids: map[int]bool{}, groups: map[int]bool{}} }
+
+// look reads the process table once and adds to m the app-server's group, everything below it,
+// below the processes seen before, and in the groups seen before. It returns the processes it
+// found that have not exited.
+func (s *server) look(m *marks) []procs.Proc {
+	table, err := procs.All()
+	if err != nil {
+		return nil
+	}
+	own := syscall.Getpgrp()
+	m.groups[s.pgid] = true
+	roots := []int{s.pgid}
+	for pid := range m.pids {
+		roots = append(roots, pid)
+	}
+	found := procs.Below(table, roots...)
+	for _, p := range table {
+		if m.groups[p.PGID] || m.pids[p.PID] {
+			found = append(found, p)
+		}
+	}
+	live := found[:0]
+	for _, p := range found {
+		if p.Zombie || p.PID <= 1 || p.PID == os.Getpid() {
+			continue
+		}
+		m.pids[p.PID] = true
+		if p.PGID != own && p.PGID > 1 {
+			m.groups[p.PGID] = true
+		}
+		live = append(live, p)
+	}
+	return live
+}
+
+// kill ends the app-server's whole tree at once: its process group, every process descended
+// from it whatever group or session it moved to, and every process of m and of m's groups. The
+// tree is first stopped, so nothing forks out of it while it is read, then killed; kill returns
+// once every process of it has exited.
+func (s *server) kill(m *marks) {
 	s.once.Do(func() { close(s.quit) })
 	s.in.Close()
-	var pids []int
+	if m == nil {
+		m = newMarks()
+	}
 	stopped := map[int]bool{}
 	for range 8 { // until a reading finds nothing new: a process can fork once before it stops
 		found := false
-		members, _ := procs.Group(s.pgid)
-		below, _ := procs.Descendants(s.pgid)
-		for _, p := range append(members, below...) {
-			if !stopped[p.PID] && !p.Zombie {
+		for _, p := range s.look(m) {
+			if !stopped[p.PID] {
 				stopped[p.PID] = true
 				syscall.Kill(p.PID, syscall.SIGSTOP)
-				pids = append(pids, p.PID)
 				found = true
 			}
 		}
@@ -151,37 +201,39 @@ func (s *server) kill(extra []int) {
 			break
 		}
 	}
-	syscall.Kill(-s.pgid, syscall.SIGKILL)
-	for _, pid := range append(pids, extra...) {
+	for g := range m.groups {
+		syscall.Kill(-g, syscall.SIGKILL)
+	}
+	var pids []int
+	for pid := range m.pids {
 		syscall.Kill(pid, syscall.SIGKILL)
+		pids = append(pids, pid)
 	}
 	<-s.exited
-	procs.AwaitGone(append(pids, extra...), 10*time.Second)
+	procs.AwaitGone(pids, 10*time.Second)
 }
 
 // close ends the app-server gently: its input is closed, which it takes as the end, and it is
-// given grace to exit; then whatever is left of its tree, as it was read before, is killed.
+// given grace to exit, its tree read meanwhile; then whatever is left of the tree is killed.
 func (s *server) close(grace time.Duration) {
-	tree := s.tree()
+	m := newMarks()
+	s.look(m)
 	s.in.Close()
-	select {
-	case <-s.exited:
-	case <-time.After(grace):
-	}
-	s.kill(tree)
-}
-
-// tree lists the app-server's processes: its group and its descendants.
-func (s *server) tree() []int {
-	members, _ := procs.Group(s.pgid)
-	below, _ := procs.Descendants(s.pgid)
-	var pids []int
-	for _, p := range append(members, below...) {
-		if !p.Zombie && !slices.Contains(pids, p.PID) {
-			pids = append(pids, p.PID)
+	deadline := time.After(grace)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		select {
+		case <-s.exited:
+			break wait
+		case <-deadline:
+			break wait
+		case <-tick.C:
+			s.look(m)
 		}
 	}
-	return pids
+	s.kill(m)
 }
 
 // died says how the app-server ended, once it has: its exit status and the end of what it wrote

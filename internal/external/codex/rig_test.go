@@ -55,8 +55,27 @@ type rig struct {
 	env  []string
 	conv string
 
-	mu  sync.Mutex
-	pid int // the app-server of the latest Turn
+	mu     sync.Mutex
+	pid    int // the app-server started last
+	starts int // how many app-servers the Turns started
+}
+
+func (r *rig) started() (pid, starts int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pid, r.starts
+}
+
+// closed ends the back-end's kept app-server and checks its tree is gone.
+func (r *rig) closed(t testing.TB) {
+	t.Helper()
+	if err := r.b.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	gone(t, nil)
+	r.b.mu.Lock()
+	r.b.closed = false // the rig's next turns may keep their app-server again
+	r.b.mu.Unlock()
 }
 
 func newRig(t testing.TB, script string, opts sim.Options) *rig {
@@ -105,10 +124,12 @@ http_headers = { %q = %q }
 	r.b.onStart = func(pid int) {
 		r.mu.Lock()
 		r.pid = pid
+		r.starts++
 		r.mu.Unlock()
 		// Whatever happens to the test, the tree goes with it.
 		t.Cleanup(func() { killTree(pid) })
 	}
+	t.Cleanup(func() { r.b.Close() })
 	return r
 }
 
@@ -133,10 +154,15 @@ func gone(t testing.TB, seen []procs.Proc) {
 	}
 	for _, p := range below {
 		if !p.Zombie {
-			left = append(left, fmt.Sprintf("%d %s (group %d)", p.PID, p.Comm, p.PGID))
+			left = append(left, fmt.Sprintf("%d %s (group %d, parent %d)", p.PID, p.Comm, p.PGID, p.PPID))
 		}
 	}
 	if len(left) > 0 {
+		for _, p := range below {
+			stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
+			cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.PID))
+			t.Logf("%s\n  %q", stat, cmdline)
+		}
 		t.Errorf("processes of the Codex tree left running: %s", strings.Join(left, ", "))
 	}
 	reapOrphans()

@@ -93,6 +93,7 @@ func (r *run) answered(m message) error {
 	key, _ := requestID(m.ID)
 	switch key {
 	case r.turnStart:
+		r.reached = true
 		if m.Error != nil {
 			return fmt.Errorf("codex refused turn/start: %w", m.Error)
 		}
