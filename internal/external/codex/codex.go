@@ -142,6 +142,7 @@ func (b *backend) Turn(ctx context.Context, t external.Turn, sink external.Sink)
 	}
 	key := keyOf(t)
 	s := b.take(key)
+	announced := "" // the thread Started has reported, so a turn put to a second app-server says it once
 	for {
 		fresh := s == nil
 		if fresh {
@@ -153,8 +154,9 @@ func (b *backend) Turn(ctx context.Context, t external.Turn, sink external.Sink)
 				b.onStart(s.pgid)
 			}
 		}
-		r := &run{b: b, s: s, t: t, sink: sink, ctx: ctx, approval: approval, sandbox: sandbox, session: t.Resume}
+		r := &run{b: b, s: s, t: t, sink: sink, ctx: ctx, approval: approval, sandbox: sandbox, session: t.Resume, announced: announced}
 		res := r.do()
+		announced = r.announced
 		if !fresh && !r.reached && res.Status == external.StatusFailed && exited(s) {
 			// The kept app-server had died while it waited: the turn never reached it (turn/start
 			// was not answered), so it is put to a new one.
@@ -258,19 +260,20 @@ type run struct {
 	sandbox  string
 
 	turnStart string // the id of turn/start, once sent
+	announced string // the thread Started reported
 	reached   bool   // Codex answered turn/start
 	graceSet  bool   // the deadline is InterruptGrace after Codex accepted the interrupt
 	version   string
 	session   string // the thread, once it is known to hold the turn; t.Resume before
 	tr        tracker
 
-	killed    bool      // the app-server was killed by the Turn (a Stop past its grace)
-	stopping  bool      // a Stop arrived
-	stopAt    time.Time // when
-	interrupt string    // the id of the turn/interrupt in flight, "" when none is
-	accepted  bool      // Codex accepted an interrupt
-	refused   bool      // Codex refused one before the turn started: send again on turn/started
-	sinkErr   error     // the Sink refused an item: the turn is stopped and fails with it
+	killed    bool   // the app-server was killed by the Turn (a Stop past its grace)
+	stopping  bool   // a Stop arrived
+	resent    int    // interrupts sent again at once, Codex having refused one after its turn started
+	interrupt string // the id of the turn/interrupt in flight, "" when none is
+	accepted  bool   // Codex accepted an interrupt
+	refused   bool   // Codex refused one before the turn started: send again on turn/started
+	sinkErr   error  // the Sink refused an item: the turn is stopped and fails with it
 }
 
 func (r *run) id() json.RawMessage {
@@ -357,8 +360,11 @@ func (r *run) begin() error {
 		return err
 	}
 	r.tr.thread = threadID
-	if err := r.sink.Started(threadID, r.version); err != nil {
-		return fmt.Errorf("report codex's thread: %w", err)
+	if r.announced != threadID {
+		if err := r.sink.Started(threadID, r.version); err != nil {
+			return fmt.Errorf("report codex's thread: %w", err)
+		}
+		r.announced = threadID
 	}
 	turn := map[string]any{
 		"threadId": threadID,

@@ -73,7 +73,7 @@ func (r *run) stop() {
 	if r.stopping {
 		return
 	}
-	r.stopping, r.stopAt = true, time.Now()
+	r.stopping = true
 	if r.tr.turn != "" {
 		r.sendInterrupt()
 	}
@@ -122,9 +122,10 @@ func (r *run) answered(m message) error {
 		if r.b.onRefusal != nil {
 			r.b.onRefusal()
 		}
-		if r.tr.started {
+		if r.tr.started && r.resent < 3 {
+			r.resent++
 			r.sendInterrupt()
-		} else {
+		} else if !r.tr.started {
 			r.refused = true
 		}
 	}
