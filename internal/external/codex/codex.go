@@ -65,9 +65,9 @@ func New(opts Options) external.Backend { return &backend{opts: opts} }
 type backend struct {
 	opts Options
 
-	mu     sync.Mutex
-	idle   *server // the app-server of the last completed turn, kept for the next
-	closed bool    // Close was called: keep nothing more
+	mu   sync.Mutex
+	idle *server // the app-server of the last completed turn, kept for the next
+	gen  int     // how many times Close was called: a turn begun before a Close keeps nothing
 	// Tests watch the Turn through these: the app-server's pid once started, and Codex's
 	// refusals of an interrupt before its turn started.
 	onStart   func(pid int)
@@ -141,6 +141,9 @@ func (b *backend) Turn(ctx context.Context, t external.Turn, sink external.Sink)
 		return external.Result{Status: external.StatusInterrupted, Session: t.Resume}
 	}
 	key := keyOf(t)
+	b.mu.Lock()
+	gen := b.gen
+	b.mu.Unlock()
 	s := b.take(key)
 	announced := "" // the thread Started has reported, so a turn put to a second app-server says it once
 	for {
@@ -168,7 +171,7 @@ func (b *backend) Turn(ctx context.Context, t external.Turn, sink external.Sink)
 		case r.killed:
 		case res.Status == external.StatusCompleted && !b.opts.PerTurn:
 			s.thread = res.Session
-			b.put(s)
+			b.put(s, gen)
 		default:
 			// A stopped or failed turn ends its app-server: Codex leaves an interrupted
 			// command running, and the next turn must not find it.
@@ -213,13 +216,13 @@ func (b *backend) take(key string) *server {
 	}
 }
 
-// put keeps s for the next turn, ending the one kept before, if any. After Close nothing is
-// kept: a turn that was running when Close came ends its app-server as it returns.
-func (b *backend) put(s *server) {
+// put keeps s, of a turn begun in generation gen, for the next turn, ending the one kept before,
+// if any. A turn that was running when Close came ends its app-server as it returns instead.
+func (b *backend) put(s *server, gen int) {
 	b.mu.Lock()
 	old := b.idle
-	if b.closed {
-		old, s = s, nil
+	if b.gen != gen {
+		old, s = s, old
 	}
 	b.idle = s
 	b.mu.Unlock()
@@ -232,7 +235,8 @@ func (b *backend) put(s *server) {
 func (b *backend) Close() error {
 	b.mu.Lock()
 	s := b.idle
-	b.idle, b.closed = nil, true
+	b.idle = nil
+	b.gen++
 	b.mu.Unlock()
 	if s != nil {
 		s.close(external.InterruptGrace)

@@ -429,9 +429,9 @@ func TestKilledMidTurn(t *testing.T) {
 }
 
 // TestCloseDuringTurn closes the back-end while a turn runs: the turn completes, and its
-// app-server is not kept after it.
+// app-server is not kept after it; a later turn's is.
 func TestCloseDuringTurn(t *testing.T) {
-	r := newRig(t, `{"steps":[{"text":"A reply that takes a moment to stream.","delay_ms":100}]}`, sim.Options{})
+	r := newRig(t, `{"steps":[{"text":"A reply that takes a moment to stream.","delay_ms":100},{"text":"Later."}]}`, sim.Options{})
 	s := newSink()
 	ctx, cancel := context.WithTimeout(context.Background(), turnWithin)
 	defer cancel()
@@ -446,4 +446,9 @@ func TestCloseDuringTurn(t *testing.T) {
 		t.Fatalf("result %+v; want completed", res)
 	}
 	gone(t, nil)
+	res = r.turn(ctx, "later", res.Session, "workspace", newSink())
+	if pid, _ := r.started(); res.Status != external.StatusCompleted || !procs.Alive(pid) {
+		t.Fatalf("the turn after Close: %+v, its app-server kept: %v", res, procs.Alive(pid))
+	}
+	r.closed(t)
 }

@@ -77,9 +77,6 @@ func (r *rig) closed(t testing.TB) {
 		t.Errorf("Close: %v", err)
 	}
 	gone(t, nil)
-	r.b.mu.Lock()
-	r.b.closed = false // the rig's next turns may keep their app-server again
-	r.b.mu.Unlock()
 }
 
 func newRig(t testing.TB, script string, opts sim.Options) *rig {
