@@ -64,7 +64,7 @@ func runStop(t *testing.T, c stopCase) (took time.Duration) {
 	s := newSink()
 	ctx, cancel := context.WithCancel(ctxFor(t, 120*time.Second))
 	var at time.Time
-	stop := func() { at = time.Now(); cancel() }
+	stop := func() { w.Look(); at = time.Now(); cancel() }
 	go c.trigger(f, s, stop)
 	res := f.turn(ctx, "run the slow thing", "", c.mode, s)
 	took = time.Since(at)

@@ -87,7 +87,7 @@ func Watch(t testing.TB) *Watcher {
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			w.look()
+			w.Look()
 			select {
 			case <-w.stop:
 				return
@@ -103,7 +103,8 @@ func Watch(t testing.TB) *Watcher {
 	return w
 }
 
-func (w *Watcher) look() {
+// Look looks at the tree now (a test does before it acts on what it just saw start).
+func (w *Watcher) Look() {
 	ps, _ := procs.Tree(os.Getpid())
 	w.mu.Lock()
 	defer w.mu.Unlock()
