@@ -70,7 +70,7 @@ func samples() map[Kind]Payload {
 		KindBackend:         &Backend{Name: "claude", Op: "op6"},
 		KindExternalSession: &ExternalSession{Program: "claude", ID: "5f0c2b1e-7d3a-4e8b-9c1d-2a3b4c5d6e7f", Version: "2.1.328"},
 		KindExternalItem:    &ExternalItem{Item: "tool_call", ID: "toolu_1", Name: "Bash", Text: "ls -la", Status: "started", Raw: json.RawMessage(`{"command":"ls -la"}`)},
-		KindHook: &Hook{Event: "pre_tool", Command: "./guard.sh", Source: "/w/.rein/config.toml", CallID: "call_1", Tool: "bash", Decision: "refuse", Reason: "no push to main", ExitCode: intp(2), DurationMs: 14},
+		KindHook:            &Hook{Event: "pre_tool", Command: "./guard.sh", Source: "/w/.rein/config.toml", CallID: "call_1", Tool: "bash", Decision: "refuse", Reason: "no push to main", ExitCode: intp(2), DurationMs: 14},
 	}
 }
 

@@ -76,11 +76,11 @@ func (s *sink) kinds() string {
 }
 
 type fixture struct {
-	t    *testing.T
-	b    *claude.Backend
-	sim  *sim.Server
-	env  []string
-	ws   string
+	t   *testing.T
+	b   *claude.Backend
+	sim *sim.Server
+	env []string
+	ws  string
 	// arrived receives a value as each request reaches the simulator.
 	arrived chan struct{}
 }

@@ -22,7 +22,7 @@ import (
 type tree struct {
 	root int
 	mark string // an environment entry only this turn's program has, inherited by its descendants
-	own  int // rein's own group, never ended
+	own  int    // rein's own group, never ended
 	mu   sync.Mutex
 	pids map[int]int // seen process → the group it was seen in
 	pgs  map[int]bool

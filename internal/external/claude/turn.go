@@ -38,8 +38,8 @@ type run struct {
 	stderr  *tail
 	tree    *tree
 	session string
-	started bool   // system/init was read
-	reply   string // the last assistant text of the turn
+	started bool          // system/init was read
+	reply   string        // the last assistant text of the turn
 	exited  chan struct{} // closed once the program has exited (waitErr is set)
 	waitErr error
 }
