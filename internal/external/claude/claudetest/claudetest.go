@@ -69,8 +69,8 @@ func Env(t testing.TB, simURL string) []string {
 	}
 }
 
-// Watcher keeps every process descended from the test process it has seen while it ran, so a test
-// can prove afterwards that none is left — the programs' own processes, and those they started in
+// Watcher keeps every process of Claude Code's it has seen while it ran (a claude the test process
+// started, and its descendants), so a test can prove afterwards that none is left — the programs' own processes, and those they started in
 // sessions of their own, which outlive their parent's tree once it is gone.
 type Watcher struct {
 	stop chan struct{}
@@ -108,8 +108,19 @@ func (w *Watcher) Look() {
 	ps, _ := procs.Tree(os.Getpid())
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, p := range ps[min(1, len(ps)):] { // not the test itself
-		w.seen[p.PID] = p
+	// Only the program's processes and their descendants: the test's own children (a browser,
+	// rein's shell) are not the program's.
+	byPID := map[int]procs.Proc{}
+	for _, p := range ps {
+		byPID[p.PID] = p
+	}
+	for _, p := range ps {
+		for q, ok := p, true; ok && q.PID != os.Getpid(); q, ok = byPID[q.PPID] {
+			if q.Comm == "claude" {
+				w.seen[p.PID] = p
+				break
+			}
+		}
 	}
 }
 
