@@ -316,6 +316,30 @@ func TestClaudeItemsAndApproval(t *testing.T) {
 	}
 }
 
+// A restarted host keeps a conversation's back-end (its record says it), and the next prompt
+// resumes the Claude Code session the record names.
+func TestClaudeRestart(t *testing.T) {
+	c := newClaudeRig(t, `[{"text":"First."},{"text":"Second."}]`, "full")
+	id := c.createClaude()
+	c.send(id, "one")
+	c.settle(id)
+	first, _ := lastOf[*record.ExternalSession](c.records(id))
+	c.restart()
+	c.send(id, "two")
+	c.settle(id)
+	recs := c.records(id)
+	imp, _ := lastOf[*record.Import](recs)
+	es, _ := lastOf[*record.ExternalSession](recs)
+	if first == nil || imp == nil || imp.Source != api.BackendClaude || imp.Message.Parts[0].Text != "Second." || es.ID != first.ID || imp.External != first.ID {
+		t.Fatalf("after a restart: reply %+v in session %+v (first %+v)", imp, es, first)
+	}
+	// The resumed request carried the first exchange.
+	reqs := c.sim.Requests()
+	if last := string(reqs[len(reqs)-1].Body); !strings.Contains(last, "First.") {
+		t.Fatalf("the resumed turn's request does not carry the first reply")
+	}
+}
+
 // BenchmarkClaudeStop measures Stop to quiesced per state, through the host, over b.N runs each
 // (go test ./internal/host -run X -bench ClaudeStop -benchtime 10x); it reports p50 and p99.
 func BenchmarkClaudeStop(b *testing.B) {
