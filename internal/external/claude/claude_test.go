@@ -154,3 +154,16 @@ func clipS(s string, n int) string {
 	}
 	return s
 }
+
+// A session Claude Code cannot find is refused before the turn begins, and the turn says why, in
+// Claude Code's words.
+func TestResumeUnknownSession(t *testing.T) {
+	f := newFixture(t, `[{"text":"never played"}]`)
+	res := f.turn(ctxFor(t, 90*time.Second), "hello", "11111111-2222-3333-4444-555555555555", "full", newSink())
+	if res.Status != external.StatusFailed || res.Err == nil || !strings.Contains(res.Err.Error(), "No conversation found") {
+		t.Fatalf("turn: %+v", res)
+	}
+	if n := f.sim.Pending(); n != 1 {
+		t.Fatalf("the simulator played a step")
+	}
+}

@@ -58,7 +58,15 @@ func (b *Backend) Turn(ctx context.Context, t external.Turn, sink external.Sink)
 		return external.Result{Status: external.StatusFailed, Session: t.Resume, Err: err}
 	}
 	res := r.loop(ctx)
-	r.finish(ctx.Err() != nil)
+	// A turn that completed lets the program exit on its own; any other end ends it now.
+	r.finish(ctx.Err() != nil || res.Status != external.StatusCompleted)
+	if res.Status == external.StatusFailed && res.Err != nil && !r.started {
+		// Refused before it began (a session to resume that it cannot find): its reasons are on
+		// its standard error.
+		if s := strings.TrimSpace(r.stderr.String()); s != "" {
+			res.Err = fmt.Errorf("%w; its standard error ends: %s", res.Err, s)
+		}
+	}
 	if res.Status == external.StatusFailed && res.Err == nil {
 		res.Err = r.died()
 	}
@@ -329,12 +337,13 @@ func (r *run) result(ctx context.Context, l line) external.Result {
 		Err: fmt.Errorf("Claude Code reported an error (is_error, subtype %s): %s", sub, strings.Join(why, "; "))}
 }
 
-// finish ends the program: its standard input is closed and it is given exitWait to exit (less
-// after a Stop), then what is left of its tree is ended. It returns once all of it is gone.
-func (r *run) finish(stopped bool) {
+// finish ends the program: its standard input is closed and, after a turn that completed, it is
+// given exitWait to exit; then what is left of its tree is ended. It returns once all of it is
+// gone.
+func (r *run) finish(now bool) {
 	r.tree.look()
 	_ = r.stdin.Close()
-	if !stopped && r.started {
+	if !now && r.started {
 		select {
 		case <-r.exited:
 		case <-time.After(exitWait):
