@@ -158,6 +158,6 @@ func (s *externalSink) Approve(ctx context.Context, req external.Approval) bool 
 	if len(args) == 0 {
 		args = []byte(fmt.Sprintf("%q", req.Summary))
 	}
-	ok, err := s.approver.Approve(ctx, tool.Call{ID: req.ID, Name: req.Tool, Args: args, Preview: req.Summary})
+	ok, err := s.approver.Approve(ctx, tool.Call{ID: req.ID, Name: req.Tool, Args: args})
 	return ok && err == nil && ctx.Err() == nil
 }
