@@ -47,6 +47,8 @@ var layers = []rule{
 		why: "MCP servers are tools: they know the tool layer and the record's vocabulary, not the loop, the session or the host"},
 	{who: "...", except: []string{"internal/mcp", "cmd/..."}, not: []string{"github.com/modelcontextprotocol/go-sdk/..."},
 		why: "the MCP SDK stays behind internal/mcp"},
+	{who: "internal/external/...", not: []string{"internal/agent", "internal/host", "internal/session", "internal/journal", "internal/fold", "internal/tool/..."},
+		why: "a back-end drives one agent program's protocol and reports what it does; the agent records it"},
 	{who: "internal/agent", not: []string{"internal/host"},
 		why: "the agent runs one conversation; the host runs the agents"},
 	{who: "internal/host", not: []string{"internal/tui", "internal/client", "internal/web", "cmd/..."},

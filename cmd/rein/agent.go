@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/api"
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/rewind"
@@ -114,8 +115,15 @@ func doorNames() []string {
 // hostAgent builds each conversation's agent for a host (rein serve, rein chat): its own tools
 // (its own shell and working directory), the conversation's model, and the host's approver, which
 // puts the calls the policy asks about (--permission-mode ask) to the person.
-func hostAgent(ws string, wired *wiring, f runFlags, servers hostMCP) func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
+func hostAgent(ws string, wired *wiring, f runFlags, servers hostMCP, back offered) func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 	return func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
+		if s.Backend != "" && s.Backend != api.BackendRein {
+			be := back.backends[s.Backend]
+			if be == nil {
+				return nil, fmt.Errorf("this conversation runs in %s, which this host does not offer: start it with --backends %s", s.Backend, s.Backend)
+			}
+			return externalAgent(sess, ws, be, f.permission, s.Approver), nil
+		}
 		if s.Provider != "" && s.Provider != wired.name {
 			return nil, fmt.Errorf("this host talks to provider %s; it cannot switch a conversation to %s", wired.name, s.Provider)
 		}

@@ -27,6 +27,7 @@ const pickSession = "pick"
 
 func newChatCmd() *cobra.Command {
 	var f runFlags
+	var back backendFlags
 	var connect, token, resume string
 	cmd := &cobra.Command{
 		Use:   "chat [flags]",
@@ -54,10 +55,11 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
 				}
 				resume = args[0]
 			}
-			return chat(cmd, f, connect, token, resume)
+			return chat(cmd, f, back, connect, token, resume)
 		},
 	}
 	f.register(cmd)
+	back.register(cmd)
 	cmd.Flags().StringVar(&connect, "connect", "", "talk to a running rein serve at this URL instead of an in-process host")
 	cmd.Flags().StringVar(&token, "token", "", "the bearer token of --connect (default: the URL's #token=, or $REIN_TOKEN)")
 	cmd.Flags().StringVar(&resume, "resume", "", "open this conversation (an `id` or a unique prefix); alone, pick one")
@@ -65,7 +67,7 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
 	return cmd
 }
 
-func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
+func chat(cmd *cobra.Command, f runFlags, back backendFlags, connect, token, resume string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	opt := tui.Options{Resume: resume, Out: cmd.OutOrStdout()}
@@ -83,7 +85,7 @@ func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 	}
 	base := connect
 	if connect == "" {
-		x, err := chatHost(cmd, f)
+		x, err := chatHost(cmd, f, back)
 		if err != nil {
 			return err
 		}
@@ -106,6 +108,9 @@ func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 	}
 	hc := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 8, IdleConnTimeout: 90 * time.Second}}
 	h := tui.NewClientHost(client.New(base, token, hc))
+	if connect != "" && cmd.Flags().Changed("backend") {
+		h.OnBackend(back.def) // the host there offers its own; new conversations ask for this one
+	}
 	if err := tui.Run(ctx, h, opt); err != nil {
 		return exitf(exitFailed, "chat: %v", err)
 	}
@@ -116,7 +121,7 @@ func chat(cmd *cobra.Command, f runFlags, connect, token, resume string) error {
 // connections, on a loopback port with a fresh token, so the chat talks to it exactly as to a
 // remote one. Its close stops what runs (each exchange quiesces, so every record is left settled)
 // and closes the records.
-func chatHost(cmd *cobra.Command, f runFlags) (*hosted, error) {
+func chatHost(cmd *cobra.Command, f runFlags, back backendFlags) (*hosted, error) {
 	ws, err := workspace(f.cwd)
 	if err != nil {
 		return nil, exitf(exitUsage, "%v", err)
@@ -130,7 +135,7 @@ func chatHost(cmd *cobra.Command, f runFlags) (*hosted, error) {
 		return nil, exitf(exitFailed, "%v", err)
 	}
 	x, err := startHost(f, ws, root, hostSpec{
-		addr: "127.0.0.1:0", token: freshToken, lim: host.DefaultLimits(nofile), log: chatLog(root), name: "rein chat",
+		addr: "127.0.0.1:0", token: freshToken, lim: host.DefaultLimits(nofile), log: chatLog(root), name: "rein chat", back: back,
 	}, cmd.ErrOrStderr())
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ func TestChatHostHasServesLimits(t *testing.T) {
 	ws := t.TempDir()
 	f := runFlags{providerFlags: providerFlags{provider: "sim", simDelay: time.Millisecond}, cwd: ws, permission: "workspace",
 		maxTokens: 8192, maxTurns: 200}
-	x, err := chatHost(&cobra.Command{}, f)
+	x, err := chatHost(&cobra.Command{}, f, backendFlags{})
 	if err != nil {
 		t.Fatal(err)
 	}

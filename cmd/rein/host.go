@@ -30,6 +30,8 @@ type hostSpec struct {
 	// handler's panic), once the host is about to open, and what closes it.
 	log  func() (io.Writer, func())
 	name string // "rein serve", "rein chat": how its log lines begin
+	// back chooses the agent programs conversations run in (--backend, --backends).
+	back backendFlags
 }
 
 // hosted is a host serving its API over HTTP: rein serve's, or rein chat's in-process one.
@@ -91,6 +93,13 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 			return fail(err)
 		}
 	}
+	if spec.back.def == "" {
+		spec.back.def = "rein"
+	}
+	back, err := spec.back.resolve(stderr)
+	if err != nil {
+		return fail(err)
+	}
 	if x.token, err = spec.token(); err != nil {
 		return fail(exitf(exitFailed, "cannot create the token: %v", err))
 	}
@@ -102,7 +111,8 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	cfg.Session = session.Options{Redact: redactText}
 	f.checkpoints.open(root, ws, stderr)
 	cfg.Checkpoints = f.checkpoints.repo
-	cfg.NewAgentFor = hostAgent(ws, wired, f, hostMCP{mcpm, servers, states})
+	cfg.NewAgentFor = hostAgent(ws, wired, f, hostMCP{mcpm, servers, states}, back)
+	cfg.Backend, cfg.Backends = back.hostDefault(), back.names()
 	var logw io.Writer
 	logw, x.closeLog = spec.log()
 	cfg.Log = logw

@@ -34,6 +34,7 @@ type serveFlags struct {
 func newServeCmd() *cobra.Command {
 	var f runFlags
 	var sf serveFlags
+	var back backendFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Host conversations for web and terminal clients",
@@ -50,16 +51,19 @@ conversations it holds, those open at once, and the rate they are created at; a
 refusal is immediate (429 or 503 with a JSON error, docs/api.md). The caps left at
 0 are sized from the process's limit on open files, printed at startup.`,
 		Example: `  rein serve --provider sim
-  rein serve --addr 127.0.0.1:8080`,
+  rein serve --addr 127.0.0.1:8080
+  rein serve --backend claude          (new conversations run in Claude Code)
+  rein serve --backends claude,codex   (rein by default; Claude Code or Codex on request)`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.configure(cmd); err != nil {
 				return err
 			}
-			return serve(cmd, f, sf)
+			return serve(cmd, f, sf, back)
 		},
 	}
 	f.register(cmd)
+	back.register(cmd)
 	fl := cmd.Flags()
 	fl.StringVar(&sf.addr, "addr", "127.0.0.1:0", "the address to listen on (port 0 picks one)")
 	fl.IntVar(&sf.maxConns, "max-connections", 0, "the most client connections held at once (0: sized from the open-file limit)")
@@ -154,7 +158,7 @@ func (sf serveFlags) limits(nofile uint64) (host.Limits, int, error) {
 	return lim, open, nil
 }
 
-func serve(cmd *cobra.Command, f runFlags, sf serveFlags) error {
+func serve(cmd *cobra.Command, f runFlags, sf serveFlags, back backendFlags) error {
 	ws, err := workspace(f.cwd)
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
@@ -174,7 +178,7 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags) error {
 	x, err := startHost(f, ws, root, hostSpec{
 		addr: sf.addr, token: func() (string, error) { return serveToken(root) }, lim: lim,
 		caps: host.Config{MaxConversations: sf.maxConvs, MaxOpen: maxOpen, CreateRate: sf.createRate, CreateBurst: sf.createBurst},
-		web:  web.Files(), log: func() (io.Writer, func()) { return cmd.ErrOrStderr(), func() {} }, name: "rein serve",
+		web:  web.Files(), log: func() (io.Writer, func()) { return cmd.ErrOrStderr(), func() {} }, name: "rein serve", back: back,
 	}, cmd.ErrOrStderr())
 	if err != nil {
 		return err

@@ -98,7 +98,10 @@ func newShowCmd() *cobra.Command {
 			if err := console.Show(cmd.OutOrStdout(), path, st, rep.Torn, live, asJSON); err != nil || asJSON {
 				return err
 			}
-			return console.ShowHooks(cmd.OutOrStdout(), path)
+			if err := console.ShowHooks(cmd.OutOrStdout(), path); err != nil {
+				return err
+			}
+			return console.ShowExternal(cmd.OutOrStdout(), path)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {system, messages, survey} as JSON")

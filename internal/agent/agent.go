@@ -80,6 +80,9 @@ type Config struct {
 	// NoHold answers a held call denied, with the reason, instead of parking: an agent nobody can
 	// release (a child agent, whose parent waits for its reply) never parks.
 	NoHold bool
+	// External, when set, runs each exchange's turn in another agent program instead of the
+	// provider loop (external.go).
+	External *External
 }
 
 // Door is a tool that reads or edits the session it runs in.
@@ -254,6 +257,9 @@ func (a *Agent) settle() error {
 // admissible, however the exchange ended: a reply, a Stop (ctx cancelled), a provider error, a
 // panic, or the turn limit.
 func (a *Agent) Continue(ctx context.Context) Outcome {
+	if a.cfg.External != nil {
+		return a.exchange(func() (string, error) { return a.continueExternal(ctx) })
+	}
 	return a.exchange(func() (string, error) { return a.deliberate(ctx) })
 }
 

@@ -27,12 +27,26 @@ const (
 	// CapApprovalScope: scope "conversation" on an approval's answer, diff and rules on the
 	// approvals a conversation's state lists.
 	CapApprovalScope = "approval-scope.v1"
+	// CapBackends: backend on a create, naming the agent program the conversation's turns run
+	// in; the capabilities list the back-ends the host offers (Capabilities.Backends).
+	CapBackends = "backends.v1"
+)
+
+// The back-ends a conversation's turns may run in (capability backends.v1).
+const (
+	BackendRein   = "rein"   // rein's own loop, with the host's provider and model
+	BackendClaude = "claude" // Claude Code
+	BackendCodex  = "codex"  // Codex
 )
 
 // Capabilities is what GET /api/capabilities answers: the host's version and what it accepts.
 type Capabilities struct {
 	Version      string   `json:"version"`
 	Capabilities []string `json:"capabilities"`
+	// Backends are the back-ends a create may name (capability backends.v1), and Backend the one
+	// a create that names none gets.
+	Backends []string `json:"backends,omitempty"`
+	Backend  string   `json:"backend,omitempty"`
 }
 
 // Has reports whether the host advertises capability name.

@@ -19,6 +19,9 @@ type Conversations struct {
 type CreateRequest struct {
 	Op    string `json:"op_id"`
 	Title string `json:"title"` // optional
+	// Backend names the agent program the conversation's turns run in (capability backends.v1):
+	// BackendRein, BackendClaude or BackendCodex; "" takes the host's default.
+	Backend string `json:"backend,omitempty"`
 }
 
 // Created is what a create (POST /api/conversations) and a fork answer: the conversation, and

@@ -93,6 +93,9 @@ type View struct {
 	// PurgeAt is when a deleted one's files go for good (RFC 3339); until then it can be restored.
 	Shelf   string `json:"shelf,omitempty"`
 	PurgeAt string `json:"purge_at,omitempty"`
+	// Backend is the agent program the conversation's turns run in (capability backends.v1),
+	// when it is not rein's own loop; a resting conversation's view may leave it out.
+	Backend string `json:"backend,omitempty"`
 }
 
 // Holder is the process that holds a conversation's record, as it said when it took the lock.

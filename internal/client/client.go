@@ -75,6 +75,14 @@ func (c *Client) Create(ctx context.Context, op, title string) (v api.View, repl
 	return out.Conversation, out.Replayed, err
 }
 
+// CreateOn creates a conversation whose turns run in backend (capability backends.v1; "" is the
+// host's default).
+func (c *Client) CreateOn(ctx context.Context, op, title, backend string) (v api.View, replayed bool, err error) {
+	var out api.Created
+	err = c.do(ctx, http.MethodPost, "/api/conversations", api.CreateRequest{Op: op, Title: title, Backend: backend}, &out)
+	return out.Conversation, out.Replayed, err
+}
+
 // Get returns one conversation.
 func (c *Client) Get(ctx context.Context, id string) (api.View, error) {
 	var out api.View

@@ -127,6 +127,13 @@ func Show(out io.Writer, path string, st *fold.State, torn int64, live *fsys.Hol
 	if m.Sandbox != "" {
 		fmt.Fprintf(out, "sandbox %s\n", m.Sandbox)
 	}
+	if m.Backend != "" && m.Backend != "rein" {
+		fmt.Fprintf(out, "runs in %s", m.Backend)
+		if x := m.External; x.Session != "" {
+			fmt.Fprintf(out, " %s, session %s", x.Version, x.Session)
+		}
+		fmt.Fprintln(out)
+	}
 	if line := holdLine(st); line != "" {
 		fmt.Fprintln(out, line)
 	}

@@ -201,6 +201,11 @@ type Meta struct {
 	// Tools is the tool set the model was last offered (session_started, then each
 	// session_resumed); "" when the record does not say (rein's own tools).
 	Tools string
+	// Backend is the back-end the conversation's turns run in (a backend event): "" or "rein" for
+	// rein's own loop, else an external program's kind ("claude", "codex"). External is the
+	// program's session the record last named (external_session), which the next turn resumes.
+	Backend  string
+	External External
 }
 
 // New returns the state of an empty session.
@@ -606,6 +611,8 @@ func (s *State) applyEvent(r record.Record) {
 		s.applySubmission(r.Seq, b)
 	case *record.Stop:
 		s.applyStop(r.Seq, b)
+	case *record.Backend, *record.ExternalSession:
+		s.applyExternal(r)
 	}
 }
 

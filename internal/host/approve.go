@@ -32,9 +32,11 @@ func (c *Conv) buildAgent(sess *session.Session) (*agent.Agent, error) {
 		return c.h.cfg.NewAgent(sess)
 	}
 	s := Setup{Provider: c.h.cfg.Provider, Model: c.h.cfg.Model, Approver: c.approver(sess)}
-	if m := sess.Snapshot().Meta(); m.Chosen && m.Provider == s.Provider && m.Model != "" {
+	m := sess.Snapshot().Meta()
+	if m.Chosen && m.Provider == s.Provider && m.Model != "" {
 		s.Model = m.Model
 	}
+	s.Backend = m.Backend
 	return c.h.cfg.NewAgentFor(sess, s)
 }
 
@@ -217,6 +219,9 @@ func (c *Conv) SetModel(op, model, provider string) (api.ModelResult, error) {
 	}
 	if provider == "" {
 		provider = meta.Provider
+	}
+	if b := meta.Backend; b != "" && b != api.BackendRein {
+		return api.ModelResult{}, errf(api.Unsupported, "this conversation's turns run in %s, which chooses its own model: start a conversation on rein to choose one", b)
 	}
 	ag, err := c.h.cfg.NewAgentFor(c.sess, Setup{Provider: provider, Model: model, Approver: c.approver(c.sess)})
 	if err != nil {

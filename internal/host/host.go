@@ -39,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -104,6 +105,13 @@ type Config struct {
 	// Checkpoints is the workspace's shadow repository, when the conversations' agents take
 	// checkpoints: a rewind may then take the files back too (capability rewind-files.v1).
 	Checkpoints *checkpoint.Repo
+	// Backend is the back-end a new conversation's turns run in when its create names none
+	// (api.BackendRein, BackendClaude, BackendCodex; "" is rein's own loop), and Backends the
+	// external ones a create may name besides rein (capability backends.v1). The choice is
+	// recorded (a backend event), so a conversation keeps it across restarts; NewAgentFor
+	// builds its agent for it (Setup.Backend).
+	Backend  string
+	Backends []string
 }
 
 // The default caps on conversations.
@@ -116,6 +124,9 @@ const (
 type Setup struct {
 	Provider string // the conversation's provider: the host's, unless a person switched it
 	Model    string // the conversation's model
+	// Backend is the back-end the conversation's turns run in, as its record says: "" or
+	// api.BackendRein for rein's own loop, else an external program's (api.BackendClaude, ...).
+	Backend string
 	// Approver puts a call the tool policy routes to the person (permission mode ask) to the
 	// conversation's clients and waits for the answer, or for a Stop.
 	Approver tool.Approver
@@ -273,17 +284,45 @@ func (h *Host) all() []*Conv {
 // Create makes a new conversation. A repeat of the same operation id with the same title answers
 // the conversation it created; with another title it is refused.
 func (h *Host) Create(op, title string) (*Conv, bool, error) {
+	return h.CreateOn(op, title, "")
+}
+
+// CreateOn is Create with the back-end the conversation's turns run in (capability backends.v1):
+// "" takes the host's default (Config.Backend). A back-end the host does not offer is refused,
+// naming those it does.
+func (h *Host) CreateOn(op, title, backend string) (*Conv, bool, error) {
 	if op == "" {
 		return nil, false, errf(api.BadRequest, "op_id is required: give every mutating request an operation id")
 	}
+	if backend == "" {
+		backend = h.cfg.Backend
+	}
+	if backend != "" && !slices.Contains(h.Backends(), backend) {
+		return nil, false, errf(api.BadRequest, "unknown back-end %q: this host offers %s (rein serve --backend, and the programs it found)", backend, strings.Join(h.Backends(), ", "))
+	}
 	c, ok, err := h.byOp(op)
 	if err != nil || !ok {
-		return h.make(op, title, "")
+		var first []record.Payload
+		if backend != "" {
+			first = append(first, &record.Backend{Name: backend, Op: op})
+		}
+		return h.make(op, title, "", first...)
 	}
 	if c.opTitle != title && c.opTitle != h.redact(title) {
 		return nil, false, errf(api.OpConflict, "operation %s already created conversation %s with a different title", op, c.id)
 	}
 	return c, true, nil
+}
+
+// Backends are the back-ends a create may name: rein's own, then the external ones offered.
+func (h *Host) Backends() []string {
+	out := []string{api.BackendRein}
+	for _, b := range h.cfg.Backends {
+		if !slices.Contains(out, b) {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // byOp finds the conversation an operation created. Every conversation the host holds has had its

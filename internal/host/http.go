@@ -232,7 +232,12 @@ func (s *Server) capabilities(w http.ResponseWriter, r *http.Request) error {
 	if s.h.cfg.Checkpoints != nil {
 		caps = append(caps[:len(caps):len(caps)], api.CapFiles)
 	}
-	writeJSON(w, 200, api.Capabilities{Version: s.h.cfg.Version, Capabilities: caps})
+	caps = append(caps[:len(caps):len(caps)], api.CapBackends)
+	def := s.h.cfg.Backend
+	if def == "" {
+		def = api.BackendRein
+	}
+	writeJSON(w, 200, api.Capabilities{Version: s.h.cfg.Version, Capabilities: caps, Backends: s.h.Backends(), Backend: def})
 	return nil
 }
 
@@ -250,7 +255,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req); err != nil {
 		return err
 	}
-	c, replayed, err := s.h.Create(req.Op, req.Title)
+	c, replayed, err := s.h.CreateOn(req.Op, req.Title, req.Backend)
 	if err != nil {
 		return err
 	}

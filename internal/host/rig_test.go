@@ -58,6 +58,10 @@ type rigOptions struct {
 	agent func(cfg *agent.Config)
 	// checkpoints takes checkpoints of the workspace (and offers rewinds with files).
 	checkpoints bool
+	// external, when set, runs the turns of a conversation created on an external back-end
+	// (the host offers those named in backends) in the program it returns (external_test.go).
+	external func(s host.Setup) *agent.External
+	backends []string
 }
 
 // caps are the host's caps on conversations (host.Config).
@@ -133,7 +137,7 @@ func (r *rig) config() host.Config {
 		Root: r.root, Cwd: r.ws, Provider: "sim", Model: sim.DefaultModel, Window: 200_000, Version: "test",
 		IdleAfter: r.opts.idleAfter, Log: log, Session: session.Options{FS: r.opts.fs},
 		MaxConversations: r.opts.caps.maxConversations, MaxOpen: r.opts.caps.maxOpen,
-		CreateRate: r.opts.caps.createRate, CreateBurst: r.opts.caps.createBurst, Checkpoints: r.repo,
+		CreateRate: r.opts.caps.createRate, CreateBurst: r.opts.caps.createBurst, Checkpoints: r.repo, Backends: r.opts.backends,
 		NewAgentFor: func(sess *session.Session, s host.Setup) (*agent.Agent, error) {
 			if s.Provider != "sim" {
 				return nil, fmt.Errorf("this host talks to provider sim, not %s", s.Provider)
@@ -162,6 +166,9 @@ func (r *rig) config() host.Config {
 			}
 			if r.opts.agent != nil {
 				r.opts.agent(&cfg)
+			}
+			if r.opts.external != nil && s.Backend != "" && s.Backend != api.BackendRein {
+				cfg.External = r.opts.external(s)
 			}
 			return agent.New(cfg), nil
 		},

@@ -43,6 +43,9 @@ type view struct {
 func viewOf(id string, st *fold.State) view {
 	m := st.Meta()
 	v := view{View: api.View{ID: id, Title: m.Title, Closed: m.Closed, State: StateOf(st)}, created: m.Created, updated: st.LastTime()}
+	if m.Backend != api.BackendRein {
+		v.Backend = m.Backend
+	}
 	if v.Title == "" {
 		for _, t := range st.Turns() {
 			if t.Role == record.User && t.Kind == fold.Own {

@@ -2,6 +2,8 @@
 
 package procs
 
+import "slices"
+
 // Descendants lists the processes descended from pid — its children, their children, and so on —
 // whatever their process group or session, zombies included, and not pid itself. A process that
 // has left the tree (its parent exited and it was adopted) is not listed: read the tree before
@@ -40,4 +42,29 @@ func Below(table []Proc, roots ...int) []Proc {
 		}
 	}
 	return out
+}
+
+// Tree lists pid and every process descended from it that has not exited, pid first; nothing when
+// pid is gone. A program that starts its commands in sessions or groups of their own (Claude
+// Code's shell does) leaves them out of its process group, but not out of its tree; read the tree
+// before ending the program, since once it is gone its children belong to another parent.
+func Tree(pid int) ([]Proc, error) {
+	all, err := All()
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(all, func(p Proc) bool { return p.PID == pid })
+	if i < 0 {
+		return nil, nil
+	}
+	out := []Proc{}
+	if !all[i].Zombie {
+		out = append(out, all[i])
+	}
+	for _, p := range Below(all, pid) {
+		if !p.Zombie {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }

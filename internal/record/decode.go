@@ -480,6 +480,7 @@ func (p *Import) members() (f fields) {
 	f.add("message", &p.Message)
 	f.add("source", &p.Source)
 	f.add("child", &p.Child)
+	f.add("external", &p.External)
 	return f
 }
 

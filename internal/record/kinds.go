@@ -106,6 +106,10 @@ var kinds = map[Kind]struct {
 	KindFilesRestoreStarted: {Event, func() Payload { return new(FilesRestoreStarted) }},
 	KindFilesRestored:       {Event, func() Payload { return new(FilesRestored) }},
 	KindHook:                {Event, func() Payload { return new(Hook) }},
+
+	KindBackend:         {Event, func() Payload { return new(Backend) }},
+	KindExternalSession: {Event, func() Payload { return new(ExternalSession) }},
+	KindExternalItem:    {Event, func() Payload { return new(ExternalItem) }},
 }
 
 // ClassOf returns the class of a known kind, and false for an unknown one.
@@ -134,6 +138,7 @@ func Kinds() []Kind {
 		KindRepaired, KindNudge, KindHold, KindReleased, KindModelChanged, KindPressure, KindFailure,
 		KindSubmission, KindStop, KindRenamed, KindClosed, KindApproval, KindMCPServer,
 		KindCheckpoint, KindFilesRestoreStarted, KindFilesRestored, KindHook,
+		KindBackend, KindExternalSession, KindExternalItem,
 	}
 }
 
@@ -171,6 +176,9 @@ type Import struct {
 	Source  string  `json:"source"`
 	// Child is the session id of the child agent whose reply this is, for Source "child".
 	Child string `json:"child,omitempty"`
+	// External is the external program's session whose reply this is, for Source "claude" or
+	// "codex" (package external).
+	External string `json:"external,omitempty"`
 }
 
 // AssistantMessage opens an assistant turn with one admitted message; its tool calls are what the

@@ -67,7 +67,10 @@ func samples() map[Kind]Payload {
 		KindFilesRestoreStarted: &FilesRestoreStarted{Target: "3f2a9c0d5e6b7a8190c1d2e3f4a5b6c7d8e9f0a1", Safety: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d", Turn: 3},
 		KindFilesRestored: &FilesRestored{Target: "3f2a9c0d5e6b7a8190c1d2e3f4a5b6c7d8e9f0a1", Safety: "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d",
 			Changed: []string{"a.go"}, Removed: []string{"b.go"}, NotCovered: []SkippedPath{{Path: "node_modules/", Reason: "ignored"}}, MoreIgnored: 2, Resumed: true},
-		KindHook: &Hook{Event: "pre_tool", Command: "./guard.sh", Source: "/w/.rein/config.toml", CallID: "call_1", Tool: "bash", Decision: "refuse", Reason: "no push to main", ExitCode: intp(2), DurationMs: 14},
+		KindBackend:         &Backend{Name: "claude", Op: "op6"},
+		KindExternalSession: &ExternalSession{Program: "claude", ID: "5f0c2b1e-7d3a-4e8b-9c1d-2a3b4c5d6e7f", Version: "2.1.328"},
+		KindExternalItem:    &ExternalItem{Item: "tool_call", ID: "toolu_1", Name: "Bash", Text: "ls -la", Status: "started", Raw: json.RawMessage(`{"command":"ls -la"}`)},
+		KindHook:            &Hook{Event: "pre_tool", Command: "./guard.sh", Source: "/w/.rein/config.toml", CallID: "call_1", Tool: "bash", Decision: "refuse", Reason: "no push to main", ExitCode: intp(2), DurationMs: 14},
 	}
 }
 

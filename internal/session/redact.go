@@ -120,6 +120,11 @@ func (s *Session) redact(p record.Payload) record.Payload {
 		return &c
 	case *record.Failure:
 		return &record.Failure{Message: r.Redact(b.Message)}
+	case *record.ExternalItem:
+		// What the program said and did, and the input of its calls, as a model's are.
+		c := *b
+		c.Text, c.Raw = r.Redact(b.Text), redactJSON(r, b.Raw)
+		return &c
 	case *record.Cancelled:
 		return &record.Cancelled{Reason: r.Redact(b.Reason)}
 	case *record.Submission:

@@ -65,6 +65,9 @@ var payloads = map[record.Kind]func() record.Payload{
 	record.KindFilesRestoreStarted: func() record.Payload { return new(record.FilesRestoreStarted) },
 	record.KindFilesRestored:       func() record.Payload { return new(record.FilesRestored) },
 	record.KindHook:                func() record.Payload { return new(record.Hook) },
+	record.KindBackend:             func() record.Payload { return new(record.Backend) },
+	record.KindExternalSession:     func() record.Payload { return new(record.ExternalSession) },
+	record.KindExternalItem:        func() record.Payload { return new(record.ExternalItem) },
 }
 
 // structural lists the fields a secret may stay in: identifiers, names, states, paths and binary
@@ -103,6 +106,10 @@ var structural = map[string]bool{
 	"mcp_server.name": true, "mcp_server.state": true, "mcp_server.tools": true,
 	"hold.call_id": true, "hold.by": true, "released.by": true, "released.op": true,
 	"hook.event": true, "hook.call_id": true, "hook.tool": true, "hook.decision": true,
+	// External programs: their kind, session ids and versions; an item's kind, id, name, status.
+	"import.external": true, "backend.kind": true, "backend.op": true,
+	"external_session.kind": true, "external_session.id": true, "external_session.version": true,
+	"external_item.item": true, "external_item.id": true, "external_item.name": true, "external_item.status": true,
 	// Parts: the type, ids and names, binary data (images, redacted thinking; an OpenAI reasoning
 	// item, dropped when anything in it would be redacted), and a signature (a thinking block
 	// whose words change loses it).

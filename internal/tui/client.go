@@ -9,10 +9,21 @@ import (
 
 // ClientHost adapts internal/client to Host, Editor and Approvals: the chat's one way to a host,
 // in-process or remote alike.
-type ClientHost struct{ c *client.Client }
+type ClientHost struct {
+	c *client.Client
+	// Backend is the back-end the conversations it creates run in ("": the host's default).
+	Backend string
+}
 
 // NewClientHost returns the chat's view of the host c talks to.
 func NewClientHost(c *client.Client) *ClientHost { return &ClientHost{c: c} }
+
+// OnBackend makes the conversations h creates run in backend (capability backends.v1: "" is the
+// host's default), and returns h.
+func (h *ClientHost) OnBackend(backend string) *ClientHost {
+	h.Backend = backend
+	return h
+}
 
 // Capabilities implements Host.
 func (h *ClientHost) Capabilities(ctx context.Context) ([]string, error) {
@@ -25,7 +36,7 @@ func (h *ClientHost) List(ctx context.Context) ([]api.View, error) { return h.c.
 
 // Create implements Host.
 func (h *ClientHost) Create(ctx context.Context, op, title string) (api.View, error) {
-	v, _, err := h.c.Create(ctx, op, title)
+	v, _, err := h.c.CreateOn(ctx, op, title, h.Backend)
 	return v, err
 }
 

@@ -299,6 +299,12 @@ func (s *scrollback) event(p any) {
 		s.notice(dim, "the hold was released")
 	case *record.Closed:
 		s.notice(dim, "this conversation was closed")
+	case *record.Backend:
+		s.notice(dim, "this conversation runs in %s", b.Name)
+	case *record.ExternalSession:
+		s.notice(dim, "%s %s · session %s", b.Program, b.Version, b.ID)
+	case *record.ExternalItem:
+		s.externalItem(b)
 	case *record.SessionResumed:
 		s.notice(dim, "resumed · %s %s", b.Provider, b.Model)
 	case *record.Submission:
@@ -314,6 +320,24 @@ func (s *scrollback) event(p any) {
 		}
 	case *record.Stop:
 		// The Stop's effects show as their own records (cancelled, withdrawn submissions).
+	}
+}
+
+// externalItem shows what an external program did; its final reply comes as an import.
+func (s *scrollback) externalItem(b *record.ExternalItem) {
+	switch b.Item {
+	case "text", "thinking":
+		s.notice(dim, "· %s", firstLine(b.Text, 300))
+	case "tool_call", "command":
+		s.notice(dim, "⏺ %s %s", b.Name, firstLine(b.Text, 200))
+	case "tool_result", "file_change":
+		tone := dim
+		if b.Status == "failed" {
+			tone = warn
+		}
+		s.notice(tone, "  ⎿ %s %s", b.Status, firstLine(b.Text, 200))
+	case "retry", "error":
+		s.notice(warn, "%s: %s", b.Item, firstLine(b.Text, 300))
 	}
 }
 

@@ -99,6 +99,7 @@ func TestWebChat(t *testing.T) {
 	t.Run("EvictAndForkFromThePanel", func(t *testing.T) { testEvictAndFork(t, browser) })
 	t.Run("RewindFilesFromThePanel", func(t *testing.T) { testRewindFiles(t, browser) })
 	t.Run("HeldCallShownAndReleased", func(t *testing.T) { testHeldRelease(t, browser) })
+	t.Run("ClaudeCodePickedAndStopped", func(t *testing.T) { testClaudePicker(t, browser) })
 }
 
 // testHeldRelease: a hook holds a call; the page shows the hold with its reason above the

@@ -19,7 +19,7 @@ import { Plan, renderPlan } from "./plan.js";
 
 const $ = (id) => document.getElementById(id);
 const ui = {
-  app: $("app"), list: $("conv-list"), newConv: $("new-conv"), menu: $("menu"), scrim: $("scrim"),
+  app: $("app"), list: $("conv-list"), newConv: $("new-conv"), backend: $("backend"), menu: $("menu"), scrim: $("scrim"),
   title: $("title"), renameBtn: $("rename"), renameForm: $("rename-form"), renameInput: $("rename-input"),
   status: $("status"), banner: $("banner"), scroll: $("scroll"), timeline: $("timeline"), pending: $("pending"), approvals: $("approvals"), held: $("held"), plan: $("plan"),
   ctxBtn: $("context-btn"), ctxPanel: $("context-panel"), ctxBody: $("context-body"), ctxClose: $("context-close"), ctxRefresh: $("context-refresh"),
@@ -30,6 +30,7 @@ const ui = {
 const drafts = new Drafts(localStorage);
 const outbox = new Outbox(localStorage, drafts);
 const CAPS_KEY = "rein.caps.v1";
+const BACKEND_KEY = "rein.backend.v1";
 const CONVS_KEY = "rein.convs.v1";
 const CREATE_KEY = "rein.create-op.v1";
 const RETRIED_KEY = "rein.retried.v1";
@@ -407,7 +408,8 @@ async function refreshList() {
 
 async function createConversation() {
   // A conversation never sent anything is reused: clicks leave no empty conversations behind.
-  const empty = S.convs.find((c) => !prompted.has(c.id) && isEmpty(c, outbox.forConv(c.id).length > 0));
+  const backend = chosenBackend();
+  const empty = S.convs.find((c) => !prompted.has(c.id) && isEmpty(c, outbox.forConv(c.id).length > 0) && (!backend || (c.backend || S.defaultBackend) === backend));
   if (empty) {
     F.view = "list";
     select(empty.id);
@@ -422,7 +424,9 @@ async function createConversation() {
   }
   ui.newConv.disabled = true;
   try {
-    const res = await request("POST", "/api/conversations", { op_id: op });
+    const body = { op_id: op };
+    if (backend && S.caps.has("backends.v1")) body.backend = backend;
+    const res = await request("POST", "/api/conversations", body);
     localStorage.removeItem(CREATE_KEY);
     const v = res.body.conversation;
     if (!S.convs.some((c) => c.id === v.id)) S.convs.unshift(v);
@@ -433,6 +437,31 @@ async function createConversation() {
   } finally {
     ui.newConv.disabled = false;
   }
+}
+
+// backendPicker offers the agents a new conversation may run in (capability backends.v1): rein's
+// own loop, Claude Code, Codex — those the host offers, its default first chosen.
+function backendPicker(caps) {
+  const names = caps.backends || [];
+  S.defaultBackend = caps.backend || "rein";
+  if (!S.caps.has("backends.v1") || names.length < 2) {
+    ui.backend.hidden = true;
+    return;
+  }
+  const label = { rein: "rein", claude: "Claude Code", codex: "Codex" };
+  ui.backend.replaceChildren(...names.map((n) => {
+    const o = document.createElement("option");
+    o.value = n;
+    o.textContent = label[n] || n;
+    return o;
+  }));
+  ui.backend.value = localStorage.getItem(BACKEND_KEY) || S.defaultBackend;
+  if (!names.includes(ui.backend.value)) ui.backend.value = S.defaultBackend;
+  ui.backend.hidden = false;
+}
+
+function chosenBackend() {
+  return ui.backend.hidden ? "" : ui.backend.value;
 }
 
 function startRename() {
@@ -758,6 +787,7 @@ function wire() {
     ui.file.value = "";
   });
   ui.newConv.addEventListener("click", createConversation);
+  ui.backend.addEventListener("change", () => localStorage.setItem(BACKEND_KEY, ui.backend.value));
   ui.renameBtn.addEventListener("click", startRename);
   ui.title.addEventListener("dblclick", startRename);
   ui.renameForm.addEventListener("submit", (e) => {
@@ -825,9 +855,11 @@ async function boot() {
     render();
   }, () => {});
   try {
-    const caps = (await request("GET", "/api/capabilities")).body.capabilities || [];
+    const body = (await request("GET", "/api/capabilities")).body;
+    const caps = body.capabilities || [];
     S.caps = new Set(caps);
     localStorage.setItem(CAPS_KEY, JSON.stringify(caps));
+    backendPicker(body);
   } catch (err) {
     if (err instanceof HTTPError && err.status === 401) {
       forgetToken();

@@ -182,6 +182,34 @@ export class Timeline {
         return this.stopNotice(p);
       case "approval":
         return this.approval(p);
+      case "backend":
+        return this.notice(`This conversation runs in ${backendName(p.kind)}.`, "muted");
+      case "external_session":
+        return this.notice(`${backendName(p.kind)} ${p.version || ""}, session ${p.id}.`, "muted");
+      case "external_item":
+        return this.externalItem(p);
+    }
+    return null;
+  }
+
+  // externalItem shows one thing an external program did; its final reply comes as an import.
+  externalItem(p) {
+    switch (p.item) {
+      case "text":
+      case "thinking":
+        return el("div", { class: "msg external-text", dataset: { item: p.item } }, prose(p.text || ""));
+      case "tool_call":
+      case "command":
+        return el("div", { class: "ext-call", dataset: { id: p.id || "", status: p.status || "" } },
+          el("span", { class: "ext-name" }, p.name || p.item), " ", el("code", {}, p.text || ""));
+      case "tool_result":
+      case "file_change":
+        return el("div", { class: `ext-result ${p.status === "failed" ? "warn" : ""}`, dataset: { id: p.id || "", status: p.status || "" } },
+          el("pre", {}, (p.text || "").slice(0, 2000)));
+      case "retry":
+        return this.notice(p.text, "warn retry");
+      case "error":
+        return this.notice(p.text, "error");
     }
     return null;
   }
@@ -440,4 +468,9 @@ function hookNotice(t, p) {
   if (p.reason) line += ` (${p.reason})`;
   if (p.context) line += `; adds: ${p.context}`;
   return t.notice(line, p.decision === "refuse" || p.failed ? "warn hook" : "muted hook");
+}
+
+// backendName names an agent program for a person.
+function backendName(kind) {
+  return { claude: "Claude Code", codex: "Codex", rein: "rein" }[kind] || kind;
 }
