@@ -82,6 +82,13 @@ func (b backendFlags) resolve(stderr io.Writer) (offered, error) {
 	return o, nil
 }
 
+// close ends what the back-ends keep between turns (Codex's app-server), process trees and all.
+func (o offered) close() {
+	for _, be := range o.backends {
+		_ = be.Close()
+	}
+}
+
 // names lists the external back-ends offered.
 func (o offered) names() []string {
 	var out []string

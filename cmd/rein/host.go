@@ -46,6 +46,9 @@ type hosted struct {
 	closeLog func()
 	// mcp is the host's MCP servers, shared by its conversations; ended after the host.
 	mcp *mcpStarting
+	// back is the external back-ends offered; what they keep between turns (Codex's app-server)
+	// is ended after the host.
+	back offered
 }
 
 // startHost resolves the provider, opens the host over the conversations of the workspace ws (in
@@ -100,6 +103,7 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	if err != nil {
 		return fail(err)
 	}
+	x.back = back
 	if x.token, err = spec.token(); err != nil {
 		return fail(exitf(exitFailed, "cannot create the token: %v", err))
 	}
@@ -142,6 +146,7 @@ func (x *hosted) run(ctx context.Context, grace time.Duration) error {
 		x.host.Close()
 		x.closeLog()
 		x.mcp.close()
+		x.back.close()
 		x.wired.close()
 		return exitf(exitFailed, "serve: %v", err)
 	case <-ctx.Done():
@@ -152,6 +157,7 @@ func (x *hosted) run(ctx context.Context, grace time.Duration) error {
 	err := x.host.Close()
 	x.closeLog()
 	x.mcp.close()
+	x.back.close()
 	x.wired.close()
 	closeSandboxes()
 	return err
@@ -167,6 +173,7 @@ func (x *hosted) close() error {
 	err = errors.Join(err, x.host.Close())
 	x.closeLog()
 	x.mcp.close()
+	x.back.close()
 	x.wired.close()
 	closeSandboxes()
 	return err
