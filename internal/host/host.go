@@ -104,6 +104,11 @@ type Config struct {
 	// Checkpoints is the workspace's shadow repository, when the conversations' agents take
 	// checkpoints: a rewind may then take the files back too (capability rewind-files.v1).
 	Checkpoints *checkpoint.Repo
+	// Store, when set, keeps the conversations where several hosts share them (shared.go): the
+	// records as rows, one owner per conversation under a lease, the index as the store's table.
+	// Session.Replicate must then append through the same store. Nil: the records under Root are
+	// the truth, as on one machine.
+	Store Store
 }
 
 // The default caps on conversations.
@@ -125,7 +130,8 @@ type Setup struct {
 type Host struct {
 	cfg    Config
 	dir    string
-	ix     *index
+	ix     indexer
+	sqlite *index     // the index on one machine; nil with a Store
 	shelf  *shelf     // archived and deleted conversations (shelf.go)
 	mu     sync.Mutex // guards convs and ops
 	convs  map[string]*Conv
@@ -135,6 +141,7 @@ type Host struct {
 	wg     sync.WaitGroup   // running exchanges
 	omu    sync.Mutex       // guards open (after Conv.mu in the lock order)
 	open   map[*Conv]bool   // the conversations whose session is open (see admit)
+	sweeps sync.WaitGroup   // the sweep for lapsed leases, with a Store (shared.go)
 	ctx    context.Context
 	stop   context.CancelFunc
 }
@@ -176,12 +183,15 @@ func Open(cfg Config) (*Host, error) {
 	if err := os.MkdirAll(h.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open the host: %w", err)
 	}
+	h.ctx, h.stop = context.WithCancel(context.Background())
+	if cfg.Store != nil {
+		return h, h.openShared()
+	}
 	ix, _, err := openIndex(filepath.Join(h.dir, IndexFile))
 	if err != nil {
 		return nil, err
 	}
-	h.ix = ix
-	h.ctx, h.stop = context.WithCancel(context.Background())
+	h.ix, h.sqlite = ix, ix
 	if h.shelf, err = openShelf(h.dir, cfg.Now()); err != nil {
 		ix.close()
 		return nil, err
@@ -199,7 +209,7 @@ func Open(cfg Config) (*Host, error) {
 
 // load lists the records on disk against the index, replaying what the index cannot vouch for.
 func (h *Host) load() error {
-	rows, err := h.ix.all()
+	rows, err := h.ix.All()
 	if err != nil {
 		return err
 	}
@@ -235,7 +245,7 @@ func (h *Host) load() error {
 	for id := range byID {
 		gone = append(gone, id)
 	}
-	return h.ix.remove(gone)
+	return h.ix.Remove(gone)
 }
 
 // Close stops every running exchange (each quiesces), closes the records and the index.
@@ -256,7 +266,10 @@ func (h *Host) Close() error {
 		errs = append(errs, c.closeLocked())
 		c.mu.Unlock()
 	}
-	errs = append(errs, h.ix.close())
+	if h.sqlite != nil {
+		errs = append(errs, h.sqlite.close())
+	}
+	h.sweeps.Wait()
 	return errors.Join(errs...)
 }
 
@@ -391,7 +404,7 @@ func (h *Host) discard(id string, err error) error {
 	if rerr := h.fs().RemoveAll(filepath.Join(h.dir, id)); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove the failed conversation's directory: %w", rerr))
 	}
-	if rerr := h.ix.remove([]string{id}); rerr != nil {
+	if rerr := h.ix.Remove([]string{id}); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
 	return fmt.Errorf("create a conversation: %w", err)
@@ -491,21 +504,29 @@ func (b *bucket) take(now time.Time) (ok bool, wait time.Duration) {
 	return false, time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
 }
 
-// Get returns a conversation by id.
+// Get returns a conversation by id. With a Store, one another host created is found in the
+// shared index.
 func (h *Host) Get(id string) (*Conv, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	c, ok := h.convs[id]
-	if !ok {
-		return nil, errf(api.NotFound, "no conversation %s", id)
+	h.mu.Unlock()
+	if ok {
+		return c, nil
 	}
-	return c, nil
+	if h.cfg.Store != nil {
+		if r, found, err := h.ix.Get(id); err != nil {
+			return nil, err
+		} else if found {
+			return h.adopt(r), nil
+		}
+	}
+	return nil, errf(api.NotFound, "no conversation %s", id)
 }
 
 // List returns every conversation's view, most recently updated first. Resting conversations are
 // read from the index; only those with an open session are read live.
 func (h *Host) List() ([]api.View, error) {
-	rows, err := h.ix.all()
+	rows, err := h.ix.All()
 	if err != nil {
 		return nil, err
 	}
@@ -518,6 +539,9 @@ func (h *Host) List() ([]api.View, error) {
 	vs := make([]view, 0, len(convs))
 	for _, r := range rows {
 		c := convs[r.ID]
+		if c == nil && h.cfg.Store != nil {
+			c = h.adopt(r) // another host created it
+		}
 		if c == nil {
 			continue
 		}
@@ -562,6 +586,10 @@ func compare[T int64 | string](a, b T) int {
 func (h *Host) Rebuild() error {
 	for _, c := range h.all() {
 		c.mu.Lock()
+		if h.cfg.Store != nil && c.sess == nil {
+			c.mu.Unlock()
+			continue // its owner keeps its row
+		}
 		c.known = false // read the creating operation back from the record too
 		err := c.indexLocked()
 		c.mu.Unlock()
@@ -571,7 +599,7 @@ func (h *Host) Rebuild() error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	rows, err := h.ix.all()
+	rows, err := h.ix.All()
 	if err != nil {
 		return err
 	}
@@ -581,7 +609,7 @@ func (h *Host) Rebuild() error {
 			gone = append(gone, r.ID)
 		}
 	}
-	return h.ix.remove(gone)
+	return h.ix.Remove(gone)
 }
 
 // Rest closes the session of every conversation with no work and no subscribers now, rather than

@@ -84,6 +84,9 @@ type Store struct {
 	stop  context.CancelFunc
 	done  chan struct{}
 	lastR time.Time // when the last renewal that succeeded was sent
+
+	watch    watchers      // listen.go
+	listened chan struct{} // closed when the listening goroutine has ended
 }
 
 // Open connects to the database at url (a postgres:// URL or keyword/value string), creates the
@@ -110,8 +113,10 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	rctx, stop := context.WithCancel(context.Background())
-	s := &Store{pool: pool, opts: opts, held: map[string]int64{}, stop: stop, done: make(chan struct{}), lastR: time.Now()}
+	s := &Store{pool: pool, opts: opts, held: map[string]int64{}, stop: stop, done: make(chan struct{}), lastR: time.Now(),
+		listened: make(chan struct{})}
 	go s.renew(rctx)
+	go s.listen(rctx)
 	return s, nil
 }
 
@@ -176,6 +181,7 @@ func (s *Store) Lease() time.Duration { return s.opts.Lease }
 func (s *Store) Close() error {
 	s.stop()
 	<-s.done
+	<-s.listened
 	s.pool.Close()
 	return nil
 }
@@ -343,9 +349,19 @@ func (s *Store) loseAll() {
 }
 
 func (s *Store) lose(id string) {
-	if s.opts.Lost != nil {
-		s.opts.Lost(id)
+	s.mu.Lock()
+	lost := s.opts.Lost
+	s.mu.Unlock()
+	if lost != nil {
+		lost(id)
 	}
+}
+
+// OnLost sets Options.Lost: what is told of each conversation whose lease this host lost.
+func (s *Store) OnLost(f func(id string)) {
+	s.mu.Lock()
+	s.opts.Lost = f
+	s.mu.Unlock()
 }
 
 // Materialize writes a conversation's rows out to the record file at path, replacing what the
