@@ -81,8 +81,10 @@ func public(st record.SubmissionState) string {
 func (c *Conv) openLocked() error {
 	c.last = c.h.cfg.Now()
 	shared := c.h.cfg.Store != nil
-	if c.sess != nil && shared && c.ex == nil && !c.dropping && fenced(c.sess.Failed()) {
-		c.dropLocked() // another host took it over; take it back only as it would be taken
+	if c.sess != nil && shared && c.ex == nil && !c.dropping && c.sess.Failed() != nil {
+		// A write was fenced (another host took it over) or the store failed under it: the rows
+		// are the truth, so it is dropped and taken up again from them, as any host would.
+		c.dropLocked()
 	}
 	if c.sess != nil {
 		if c.dropping {
@@ -378,6 +380,10 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 	}
 	id := newMessageID()
 	if err := c.sess.Commit(&record.Submission{ID: id, Op: op, State: record.SubmissionAccepted, Text: text, Attachments: atts, Queue: queue}); err != nil {
+		if c.h.cfg.Store != nil && fenced(err) {
+			c.dropLocked()
+			return api.SendResult{}, errf(api.NotOwner, "conversation %s was taken over by another host: nothing was accepted here; send it again, and it reaches the conversation wherever it is served now", c.id)
+		}
 		return api.SendResult{}, err
 	}
 	if c.ex == nil && c.parkedLocked() && c.h.ctx.Err() == nil {
@@ -466,7 +472,7 @@ func (c *Conv) finish(ex *exchange, out agent.Outcome) {
 		}
 	}
 	c.ex = nil
-	if c.dropping || (c.h.cfg.Store != nil && fenced(c.sess.Failed())) {
+	if c.dropping || (c.h.cfg.Store != nil && c.sess.Failed() != nil) {
 		c.dropping = false
 		c.dropLocked()
 		return

@@ -143,8 +143,8 @@ func TestSharedPausedOwnerIsRefusedAfterATakeover(t *testing.T) {
 	b.settle(id)
 
 	_, err := a.c.Send(ctxT(t), id, api.Message{Op: client.NewOp(), Text: "from the paused owner"})
-	if err == nil {
-		t.Fatal("the paused owner's send was accepted after the takeover")
+	if api.CodeOf(err) != api.NotOwner {
+		t.Fatalf("the paused owner's send after the takeover: %v, want not_owner", err)
 	}
 	_, err = a.c.Send(ctxT(t), id, api.Message{Op: client.NewOp(), Text: "from the paused owner, again"})
 	if api.CodeOf(err) != api.NotOwner || !strings.Contains(err.Error(), "host-b") {
