@@ -501,22 +501,23 @@ func (w *Writer) Sync() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), w.s.opts.Lease)
 	defer cancel()
-	err := pgx.BeginFunc(ctx, w.s.pool, func(tx pgx.Tx) error {
-		var epoch int64
-		err := tx.QueryRow(ctx, `SELECT epoch FROM rein_leases WHERE conversation = $1 FOR SHARE`, w.id).Scan(&epoch)
-		if err != nil {
-			return err
-		}
-		if epoch != w.epoch {
-			return fmt.Errorf("%w (it appends at epoch %d; the lease is at %d)", store.ErrFenced, w.epoch, epoch)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO rein_records (conversation, seq, line) SELECT $1, s, l FROM unnest($2::bigint[], $3::bytea[]) AS u(s, l)`,
-			w.id, seqs, lines); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify('rein_records', $1)`, fmt.Sprintf("%s %d", w.id, seqs[len(seqs)-1]))
-		return err
-	})
+	// One statement, so one transaction and one round trip: the lease's row is read FOR SHARE
+	// (a takeover's update waits for the commit), the rows are inserted only at the writer's
+	// epoch, and the notification is sent only with them.
+	var epoch, inserted int64
+	err := w.s.pool.QueryRow(ctx, `WITH l AS (SELECT epoch FROM rein_leases WHERE conversation = $1 FOR SHARE),
+		ins AS (INSERT INTO rein_records (conversation, seq, line)
+			SELECT $1, s, b FROM unnest($3::bigint[], $4::bytea[]) AS u(s, b) WHERE (SELECT epoch FROM l) = $2 RETURNING 1)
+		SELECT l.epoch, (SELECT count(*) FROM ins), CASE WHEN l.epoch = $2 THEN pg_notify('rein_records', $5) END IS NULL FROM l`,
+		w.id, w.epoch, seqs, lines, fmt.Sprintf("%s %d", w.id, seqs[len(seqs)-1])).Scan(&epoch, &inserted, new(bool))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		err = fmt.Errorf("%w (its lease is gone)", store.ErrFenced)
+	case err == nil && epoch != w.epoch:
+		err = fmt.Errorf("%w (it appends at epoch %d; the lease is at %d)", store.ErrFenced, w.epoch, epoch)
+	case err == nil && inserted != int64(len(seqs)):
+		err = fmt.Errorf("%d of %d records were appended", inserted, len(seqs))
+	}
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "23505" {

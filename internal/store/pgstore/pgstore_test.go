@@ -268,7 +268,12 @@ func TestAcquireAppendRenewRaces(t *testing.T) {
 		var acked []ack
 		var hs []*host
 		for i := range hosts {
-			hs = append(hs, &host{s: open(t, url, pgstore.Options{Name: fmt.Sprintf("h%d", i), Lease: time.Hour}), root: t.TempDir(), name: fmt.Sprintf("h%d", i)})
+			st, err := pgstore.Open(context.Background(), url, pgstore.Options{Name: fmt.Sprintf("h%d", i), Lease: time.Hour})
+			if err != nil {
+				rt.Fatal(err)
+			}
+			defer st.Close() // within the iteration: the server's connections are few
+			hs = append(hs, &host{s: st, root: t.TempDir(), name: fmt.Sprintf("h%d", i)})
 		}
 		w0 := hs[0].create(t, id)
 		if err := w0.Close(); err != nil {
