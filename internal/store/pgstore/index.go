@@ -11,13 +11,15 @@ import (
 
 // The conversation index in the store: the host's list of conversations (store.Row), one row per
 // conversation, shared by every host. As on one machine it is a cache of the records, written by
-// the conversation's owner after each change it makes.
+// the conversation's owner after each change it makes, without waiting for the database's log to
+// reach the disk (synchronous_commit off): a row lost in a crash of the database is rewritten at
+// the conversation's next change.
 
 const rowColumns = "id, title, closed, created, updated, working, phase, seq, path, size, op, op_title"
 
 // Put writes a conversation's row, replacing its previous one.
 func (s *Store) Put(r store.Row) error {
-	_, err := s.pool.Exec(context.Background(), `INSERT INTO rein_conversations (`+rowColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+	_, err := s.ipool.Exec(context.Background(), `INSERT INTO rein_conversations (`+rowColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (id) DO UPDATE SET title = excluded.title, closed = excluded.closed, created = excluded.created,
 		updated = excluded.updated, working = excluded.working, phase = excluded.phase, seq = excluded.seq,
 		path = excluded.path, size = excluded.size, op = excluded.op, op_title = excluded.op_title`,

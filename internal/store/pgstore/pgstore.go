@@ -78,6 +78,7 @@ type Options struct {
 // Store is one host's connection to the shared conversations.
 type Store struct {
 	pool  *pgxpool.Pool
+	ipool *pgxpool.Pool // the index's writes (index.go)
 	opts  Options
 	mu    sync.Mutex
 	held  map[string]int64 // conversation → the epoch this host acquired it at
@@ -112,8 +113,18 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, err
 	}
+	// The index is a cache of the records: its writes need not wait for the WAL's flush, as the
+	// records' do (a row lost with the database's last moments is rewritten at the next change).
+	icfg := cfg.Copy()
+	icfg.MaxConns = 4
+	icfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	ipool, err := pgxpool.NewWithConfig(ctx, icfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to the store: %w", err)
+	}
 	rctx, stop := context.WithCancel(context.Background())
-	s := &Store{pool: pool, opts: opts, held: map[string]int64{}, stop: stop, done: make(chan struct{}), lastR: time.Now(),
+	s := &Store{pool: pool, ipool: ipool, opts: opts, held: map[string]int64{}, stop: stop, done: make(chan struct{}), lastR: time.Now(),
 		listened: make(chan struct{})}
 	go s.renew(rctx)
 	go s.listen(rctx)
@@ -183,6 +194,7 @@ func (s *Store) Close() error {
 	<-s.done
 	<-s.listened
 	s.pool.Close()
+	s.ipool.Close()
 	return nil
 }
 
