@@ -133,6 +133,10 @@ func (c *Conv) openLocked() error {
 	}
 	if unsettled || (shared && c.unsettledShared()) {
 		if err := c.reconcileLocked(); err != nil {
+			if shared && fenced(err) {
+				c.closeLocked()
+				return errf(api.NotOwner, "conversation %s was taken over by another host while this one took it up: retry, and it is served from wherever it is now", c.id)
+			}
 			return errors.Join(fmt.Errorf("open conversation %s: %w", c.id, err), c.closeLocked())
 		}
 	}
@@ -362,6 +366,13 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.sendLocked(op, text, atts, queue, true)
+}
+
+// sendLocked is Send under c.mu. again allows one more try after a write fenced by another host's
+// takeover, once the session is dropped: the message was not recorded, and the conversation is
+// taken up again from the rows wherever it can be.
+func (c *Conv) sendLocked(op, text string, atts []record.Attachment, queue, again bool) (api.SendResult, error) {
 	if err := c.openLocked(); err != nil {
 		return api.SendResult{}, err
 	}
@@ -382,6 +393,9 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 	if err := c.sess.Commit(&record.Submission{ID: id, Op: op, State: record.SubmissionAccepted, Text: text, Attachments: atts, Queue: queue}); err != nil {
 		if c.h.cfg.Store != nil && fenced(err) {
 			c.dropLocked()
+			if again && c.sess == nil {
+				return c.sendLocked(op, text, atts, queue, false)
+			}
 			return api.SendResult{}, errf(api.NotOwner, "conversation %s was taken over by another host: nothing was accepted here; send it again, and it reaches the conversation wherever it is served now", c.id)
 		}
 		return api.SendResult{}, err

@@ -303,9 +303,17 @@ func (h *Host) Create(op, title string) (*Conv, bool, error) {
 // creating operation read (from its index row or its record's first line) by the time it is added.
 func (h *Host) byOp(op string) (*Conv, bool, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	c := h.ops[op]
-	return c, c != nil, nil
+	h.mu.Unlock()
+	if c != nil || h.cfg.Store == nil {
+		return c, c != nil, nil
+	}
+	// Another host may have created it: the shared index knows.
+	r, ok, err := h.cfg.Store.ByOp(op)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return h.adopt(r), true, nil
 }
 
 // redact passes text through the sessions' redactor: a title sent again is compared with the one

@@ -55,6 +55,7 @@ type Store interface {
 	// The conversation index (store.Row).
 	Put(r store.Row) error
 	Get(id string) (store.Row, bool, error)
+	ByOp(op string) (store.Row, bool, error) // the conversation an operation created
 	All() ([]store.Row, error)
 	Remove(ids []string) error
 }

@@ -50,6 +50,16 @@ func (s *Store) Get(id string) (store.Row, bool, error) {
 	return rows[0], true, nil
 }
 
+// ByOp returns the row of the conversation operation op created (the first, if a copied record
+// made two).
+func (s *Store) ByOp(op string) (store.Row, bool, error) {
+	rows, err := s.query("WHERE op = $1 ORDER BY id LIMIT 1", op)
+	if err != nil || len(rows) == 0 {
+		return store.Row{}, false, err
+	}
+	return rows[0], true, nil
+}
+
 // All returns every row, most recently updated first.
 func (s *Store) All() ([]store.Row, error) { return s.query("ORDER BY updated DESC, id DESC") }
 

@@ -165,6 +165,7 @@ CREATE TABLE IF NOT EXISTS rein_conversations (
 	op_title text NOT NULL
 );
 CREATE INDEX IF NOT EXISTS rein_conversations_updated ON rein_conversations (updated DESC, id DESC);
+CREATE INDEX IF NOT EXISTS rein_conversations_op ON rein_conversations (op);
 `
 
 // migrate creates the tables, one host at a time.
