@@ -84,7 +84,8 @@ type Store struct {
 	held  map[string]int64 // conversation → the epoch this host acquired it at
 	stop  context.CancelFunc
 	done  chan struct{}
-	lastR time.Time // when the last renewal that succeeded was sent
+	lastR    time.Time   // when the last renewal that succeeded was sent, guarded by mu
+	deadline *time.Timer // reports every lease lost unless a renewal succeeds first (arm)
 
 	watch    watchers      // listen.go
 	listened chan struct{} // closed when the listening goroutine has ended
@@ -124,8 +125,11 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("connect to the store: %w", err)
 	}
 	rctx, stop := context.WithCancel(context.Background())
-	s := &Store{pool: pool, ipool: ipool, opts: opts, held: map[string]int64{}, stop: stop, done: make(chan struct{}), lastR: time.Now(),
+	s := &Store{pool: pool, ipool: ipool, opts: opts, held: map[string]int64{}, stop: stop, done: make(chan struct{}),
 		listened: make(chan struct{})}
+	if !opts.NoRenew {
+		s.arm(time.Now()) // nothing is held yet: this only starts the clock
+	}
 	go s.renew(rctx)
 	go s.listen(rctx)
 	return s, nil
@@ -194,6 +198,11 @@ func (s *Store) Close() error {
 	s.stop()
 	<-s.done
 	<-s.listened
+	s.mu.Lock()
+	if s.deadline != nil {
+		s.deadline.Stop()
+	}
+	s.mu.Unlock()
 	s.pool.Close()
 	s.ipool.Close()
 	return nil
@@ -319,17 +328,9 @@ func (s *Store) renewOnce(ctx context.Context) {
 	}
 	cancel()
 	if err != nil {
-		if ctx.Err() != nil {
-			return
-		}
-		// The lease ends a whole lease after the last renewal that succeeded was sent, by the
-		// database's clock; stop everything well before.
-		if time.Since(s.lastR) > s.opts.Lease*2/3 {
-			s.loseAll()
-		}
-		return
+		return // the deadline armed by the last renewal that succeeded stands
 	}
-	s.lastR = sent
+	s.arm(sent)
 	renewed := make(map[string]bool, len(kept))
 	for _, id := range kept {
 		renewed[id] = true
@@ -346,6 +347,28 @@ func (s *Store) renewOnce(ctx context.Context) {
 	for _, id := range lost {
 		s.lose(id)
 	}
+}
+
+// arm records a renewal sent at sent that succeeded, and arms the deadline it sets: unless another
+// succeeds first, every lease held is reported lost two thirds of a lease after sent. Each lease
+// runs a whole lease after its last renewal by the database's clock, and the database received it
+// after sent, so the agents stop with a third of a lease to spare before another host may take
+// their conversations.
+func (s *Store) arm(sent time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastR = sent
+	if s.deadline != nil {
+		s.deadline.Stop()
+	}
+	s.deadline = time.AfterFunc(time.Until(sent.Add(s.opts.Lease*2/3)), func() {
+		s.mu.Lock()
+		stale := s.lastR.Equal(sent)
+		s.mu.Unlock()
+		if stale {
+			s.loseAll()
+		}
+	})
 }
 
 func (s *Store) loseAll() {

@@ -394,3 +394,42 @@ func TestADatabaseRestartLosesNoSyncedRecord(t *testing.T) {
 	}
 	t.Logf("%d records acknowledged, %d rows, %d syncs cut by the restart", len(acked), len(got), cut)
 }
+
+// TestAHostThatCannotRenewLetsGoBeforeItsLeaseEnds: the database goes away; the host reports the
+// conversation lost, so that its agent stops, before the lease it last renewed ends by the
+// database's clock (read once the database is back).
+func TestAHostThatCannotRenewLetsGoBeforeItsLeaseEnds(t *testing.T) {
+	pgtest.Need(t, server)
+	url := server.Database(t)
+	const lease = 3 * time.Second
+	lost := make(chan time.Time, 1)
+	a := &host{s: open(t, url, pgstore.Options{Name: "a", Lease: lease, Lost: func(string) { lost <- time.Now() }}), root: t.TempDir()}
+	a.create(t, "c1")
+	if err := server.Halt(); err != nil {
+		t.Fatal(err)
+	}
+	var at time.Time
+	select {
+	case at = <-lost:
+	case <-time.After(time.Minute):
+		server.Resume()
+		t.Fatal("the host never let go of a lease it could not renew")
+	}
+	if err := server.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var expires time.Time
+	if err := conn.QueryRow(ctx, `SELECT expires FROM rein_leases WHERE conversation = 'c1'`).Scan(&expires); err != nil {
+		t.Fatal(err)
+	}
+	if !at.Before(expires) {
+		t.Fatalf("the host let go at %v, after its lease ended at %v", at, expires)
+	}
+	t.Logf("let go %v before the lease ended", expires.Sub(at))
+}

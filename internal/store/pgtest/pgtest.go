@@ -198,6 +198,12 @@ func (s *Server) Restart() error {
 	return s.start()
 }
 
+// Halt stops the server, keeping the cluster, until Resume: the database gone away.
+func (s *Server) Halt() error { return s.stop(syscall.SIGINT) }
+
+// Resume starts the server Halt stopped.
+func (s *Server) Resume() error { return s.start() }
+
 // Stop stops the server and removes its directory.
 func (s *Server) Stop() error {
 	err := s.stop(syscall.SIGINT)
