@@ -77,13 +77,13 @@ type Options struct {
 
 // Store is one host's connection to the shared conversations.
 type Store struct {
-	pool  *pgxpool.Pool
-	ipool *pgxpool.Pool // the index's writes (index.go)
-	opts  Options
-	mu    sync.Mutex
-	held  map[string]int64 // conversation → the epoch this host acquired it at
-	stop  context.CancelFunc
-	done  chan struct{}
+	pool     *pgxpool.Pool
+	ipool    *pgxpool.Pool // the index's writes (index.go)
+	opts     Options
+	mu       sync.Mutex
+	held     map[string]int64 // conversation → the epoch this host acquired it at
+	stop     context.CancelFunc
+	done     chan struct{}
 	lastR    time.Time   // when the last renewal that succeeded was sent, guarded by mu
 	deadline *time.Timer // reports every lease lost unless a renewal succeeds first (arm)
 
