@@ -88,7 +88,7 @@ func (c *Conv) openLocked() error {
 	}
 	if c.sess != nil {
 		if c.dropping {
-			return errf(api.NotOwner, "conversation %s was taken over by another host; retry, and it is served from wherever it is now", c.id)
+			return errf(api.NotOwner, "this host has let conversation %s go (another host took it over, or the store could not be reached); retry, and it is served from wherever it is now", c.id)
 		}
 		return nil
 	}
@@ -647,8 +647,9 @@ type Subscription struct {
 	cancel  func()
 	once    sync.Once
 	// remote says the records come from the store's rows (follow, shared.go), and snap holds the
-	// fold of those read so far.
+	// fold of those read so far; holds, that the subscription holds the session open here too.
 	remote bool
+	holds  bool
 	snap   atomic.Pointer[fold.State]
 }
 
@@ -657,8 +658,20 @@ type Subscription struct {
 func (c *Conv) Subscribe(after int64) (*Subscription, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.h.cfg.Store != nil && c.sess == nil {
-		return c.follow(after)
+	if c.h.cfg.Store != nil {
+		if c.sess == nil {
+			return c.follow(after, nil, nil)
+		}
+		// The owner's clients read the records from the rows too, and the live events from here.
+		live, end := c.sess.Subscribe()
+		sub, err := c.follow(after, live, end)
+		if err != nil {
+			end()
+			return nil, err
+		}
+		sub.sess, sub.holds = c.sess, true
+		c.subs++
+		return sub, nil
 	}
 	if err := c.openLocked(); err != nil {
 		return nil, err
@@ -686,7 +699,7 @@ func (s *Subscription) State() api.State {
 func (s *Subscription) End() {
 	s.once.Do(func() {
 		s.cancel()
-		if s.remote {
+		if s.remote && !s.holds {
 			return
 		}
 		s.c.mu.Lock()

@@ -185,7 +185,11 @@ func Open(cfg Config) (*Host, error) {
 	}
 	h.ctx, h.stop = context.WithCancel(context.Background())
 	if cfg.Store != nil {
-		return h, h.openShared()
+		if err := h.openShared(); err != nil {
+			h.stop()
+			return nil, err
+		}
+		return h, nil
 	}
 	ix, _, err := openIndex(filepath.Join(h.dir, IndexFile))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/reinhq/rein/internal/api"
@@ -226,37 +227,58 @@ func (h *Host) takeOver(id string) {
 	c.restLocked()
 }
 
-// follow subscribes to a conversation whose session is not open on this host: its records are
-// read from the rows after the cursor, and again each time the store says they may have grown or
-// its listening connection came back, so a client of any host misses nothing. The state each
-// event carries is the fold of the rows read so far. Live events (streamed text) are the owner's
-// alone.
-func (c *Conv) follow(after int64) (*Subscription, error) {
+// follow subscribes to a conversation from the store: its records are read from the rows after
+// the cursor, and again each time the store says they may have grown or its listening connection
+// came back, so a client of any host misses nothing, and never reads a record that is not durable
+// in the store (one a dying owner wrote only to its copy). The state each event carries is the fold
+// of the rows read so far. live, when this host has the session open, brings its live events
+// (streamed text), which only the owner has; end ends that local subscription.
+func (c *Conv) follow(after int64, live <-chan session.Update, end func()) (*Subscription, error) {
 	st := c.h.cfg.Store
 	wake, unwatch := st.Watch(c.id) // before the first read: nothing appended after it is missed
 	recs, err := st.Records(c.h.ctx, c.id, 0)
-	if err != nil {
-		unwatch()
-		return nil, err
-	}
 	folded := fold.New()
 	for _, r := range recs {
-		if err := folded.Step(r); err != nil {
-			unwatch()
-			return nil, fmt.Errorf("follow conversation %s: %w", c.id, err)
+		if err != nil {
+			break
 		}
+		err = folded.Step(r)
+	}
+	if err != nil {
+		unwatch()
+		return nil, fmt.Errorf("follow conversation %s: %w", c.id, err)
 	}
 	ctx, cancel := context.WithCancel(c.h.ctx)
 	updates := make(chan session.Update, 4096)
-	sub := &Subscription{Updates: updates, c: c, cancel: func() { cancel(); unwatch() }, remote: true}
+	stop := func() {
+		cancel()
+		unwatch()
+		if end != nil {
+			end()
+		}
+	}
+	sub := &Subscription{Updates: updates, c: c, cancel: stop, remote: true}
 	sub.snap.Store(folded.Snapshot())
 	for _, r := range recs {
 		if r.Seq > after {
 			sub.Records = append(sub.Records, r)
 		}
 	}
+	// send hands an update on, or ends the stream when the client has fallen behind: it resumes
+	// from its cursor and misses nothing.
+	send := func(u session.Update) bool {
+		select {
+		case updates <- u:
+			return true
+		default:
+			cancel()
+			return false
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
-		defer close(updates)
+		defer wg.Done()
 		for {
 			select {
 			case <-ctx.Done():
@@ -270,16 +292,38 @@ func (c *Conv) follow(after int64) (*Subscription, error) {
 			for _, r := range more {
 				if err := folded.Step(r); err != nil {
 					fmt.Fprintf(c.h.cfg.Log, "rein serve: follow conversation %s: %v\n", c.id, err)
+					cancel()
 					return
 				}
 				sub.snap.Store(folded.Snapshot())
-				select {
-				case updates <- session.Update{Record: &r}:
-				default:
-					return // fallen behind: the stream ends, and the client resumes from its cursor
+				if !send(session.Update{Record: &r}) {
+					return
 				}
 			}
 		}
+	}()
+	if live != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case u, ok := <-live:
+					if !ok {
+						return // the session closed here: the records still come from the rows
+					}
+					if u.Live != nil && !send(u) {
+						return
+					}
+				}
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(updates)
 	}()
 	return sub, nil
 }
