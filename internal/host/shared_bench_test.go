@@ -18,8 +18,9 @@ import (
 // The figures of several hosts over one store (README, "running several hosts"). They report
 // figures and assert no timing.
 //
-//	go test -run '^$' -bench Shared -benchtime 2000x ./internal/host     (send acknowledged)
-//	go test -run '^$' -bench SharedFailover -benchtime 20x ./internal/host
+//	go test -run '^$' -bench SharedSendAck -benchtime 2000x ./internal/host
+//	go test -run '^$' -bench SharedFailover -benchtime 20x ./internal/host   (each failover is a host;
+//	                                                                         keep it under 100x)
 
 // BenchmarkSharedSendAck measures how long a send takes to be acknowledged (durable in the store)
 // with 256 conversations spread over three hosts, each conversation's exchange streaming slowly on
