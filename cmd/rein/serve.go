@@ -72,7 +72,7 @@ refusal is immediate (429 or 503 with a JSON error, docs/api.md). The caps left 
 	fl.IntVar(&sf.maxOpen, "max-open-conversations", 0, "the most conversations open at once; idle ones rest to make room (0: sized from the open-file limit)")
 	fl.Float64Var(&sf.createRate, "create-rate", 5, "conversations created or forked a second, sustained (0: no limit)")
 	fl.IntVar(&sf.createBurst, "create-burst", 60, "conversations created or forked at once before --create-rate applies")
-	fl.StringVar(&sf.store, "store", "", "a postgres:// URL: keep the conversations in PostgreSQL, shared with other hosts (default: files under the state root; also $REIN_STORE)")
+	fl.StringVar(&sf.store, "store", "", "a postgres:// URL: keep the conversations in PostgreSQL, shared with other hosts (default: files under the state root; also $REIN_STORE, or store in the config file)")
 	fl.DurationVar(&sf.storeLease, "store-lease", pgstore.DefaultLease, "with --store: how long this host's hold on a conversation lasts unrenewed; another host takes a dead host's conversations over after it")
 	fl.StringVar(&sf.hostName, "host-name", "", "with --store: this host's name, shown to clients a request is refused to (default: the hostname and the process id)")
 	return cmd
@@ -180,6 +180,9 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags) error {
 	}
 	if sf.store == "" {
 		sf.store = os.Getenv("REIN_STORE")
+	}
+	if sf.store == "" {
+		sf.store = f.file.Store // the config file's store
 	}
 	var st *pgstore.Store
 	if sf.store != "" {
