@@ -63,6 +63,10 @@ var layers = []rule{
 		why: "a UI reaches the host only through the API"},
 	{who: "...", except: []string{"internal/host", "cmd/..."}, not: []string{"modernc.org/sqlite/..."},
 		why: "SQLite is the host's conversation index, nobody else's"},
+	{who: "...", except: []string{"internal/store/pgstore", "internal/store/pgtest", "cmd/..."}, not: []string{"github.com/jackc/pgx/v5/..."},
+		why: "the PostgreSQL driver stays behind the store that keeps conversations there (and the test server's helper)"},
+	{who: "internal/store", only: []string{},
+		why: "what the host and the stores agree on is plain data and errors"},
 	{who: "...", not: []string{"cmd/..."},
 		why: "cmd/rein wires everything; nothing imports it"},
 }

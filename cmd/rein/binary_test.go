@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(lockWriter(path)) // this binary is a child of TestWriterRaceStress
 	}
 	code := m.Run()
+	stopPG()
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

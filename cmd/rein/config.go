@@ -53,6 +53,9 @@ type config struct {
 	AllowWebFetch   bool `toml:"allow_web_fetch"`
 	WebFetchPrivate bool `toml:"web_fetch_private"`
 	WebSearch       bool `toml:"web_search"`
+	// Store is rein serve's --store: a PostgreSQL URL to keep conversations in, shared with other
+	// hosts ($REIN_STORE and the flag come first).
+	Store string `toml:"store"`
 }
 
 func configPath(getenv func(string) string) string {
@@ -91,7 +94,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 					keys = append(keys, k.String())
 				}
 				sort.Strings(keys)
-				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, mcp_servers, checkpoints, checkpoints_anywhere, allow_web_fetch, web_fetch_private, web_search, and hooks.pre_tool, hooks.post_tool, hooks.prompt, hooks.stop with match, command, timeout_sec)", path, strings.Join(keys, ", "))
+				return c, fmt.Errorf("the config file %s has keys rein does not know: %s (it knows provider, model, base_url, context_window, permission_mode, allow, deny, max_turns, max_tokens, thinking, effort, max_children, max_children_total, sandbox, allow_network, sandbox_write, protect_git, mcp_servers, checkpoints, checkpoints_anywhere, allow_web_fetch, web_fetch_private, web_search, store, and hooks.pre_tool, hooks.post_tool, hooks.prompt, hooks.stop with match, command, timeout_sec)", path, strings.Join(keys, ", "))
 			}
 			if c.Thinking != 0 && c.Thinking < agent.MinThinking {
 				return c, fmt.Errorf("the config file %s sets thinking = %d: a budget is at least %d tokens (or 0 for off)", path, c.Thinking, agent.MinThinking)

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/host"
+	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/redact"
 	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/store/pgstore"
 	"github.com/reinhq/rein/internal/tool/fetch"
 )
 
@@ -32,6 +34,9 @@ type hostSpec struct {
 	name string // "rein serve", "rein chat": how its log lines begin
 	// back chooses the agent programs conversations run in (--backend, --backends).
 	back backendFlags
+	// store, when set, is where the conversations live, shared with other hosts; the host closes
+	// it after itself.
+	store *pgstore.Store
 }
 
 // hosted is a host serving its API over HTTP: rein serve's, or rein chat's in-process one.
@@ -49,6 +54,16 @@ type hosted struct {
 	// back is the external back-ends offered; what they keep between turns (Codex's app-server)
 	// is ended after the host.
 	back offered
+	// store is the shared store the conversations live in, if any; closed after the host.
+	store *pgstore.Store
+}
+
+// closeStore closes the shared store, once the host is closed.
+func (x *hosted) closeStore() {
+	if x.store != nil {
+		x.store.Close()
+		x.store = nil
+	}
 }
 
 // startHost resolves the provider, opens the host over the conversations of the workspace ws (in
@@ -60,11 +75,12 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	if err != nil {
 		return nil, err
 	}
-	x := &hosted{wired: wired, closeLog: func() {}, mcp: startMCP(nil)}
+	x := &hosted{wired: wired, closeLog: func() {}, mcp: startMCP(nil), store: spec.store}
 	fail := func(err error) (*hosted, error) {
 		if x.host != nil {
 			x.host.Close()
 		}
+		x.closeStore()
 		x.closeLog()
 		x.mcp.close()
 		wired.close()
@@ -113,6 +129,10 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	cfg.Sandbox = f.sandbox.chosen.String()
 	cfg.Tools = string(wired.toolSet(wired.model))
 	cfg.Session = session.Options{Redact: redactText}
+	if st := spec.store; st != nil {
+		cfg.Store = st
+		cfg.Session.Replicate = func(path string, file *journal.Writer) (session.Journal, error) { return st.Replicate(path, file) }
+	}
 	f.checkpoints.open(root, ws, stderr)
 	cfg.Checkpoints = f.checkpoints.repo
 	cfg.NewAgentFor = hostAgent(ws, wired, f, hostMCP{mcpm, servers, states}, back)
@@ -144,6 +164,7 @@ func (x *hosted) run(ctx context.Context, grace time.Duration) error {
 	select {
 	case err := <-errc:
 		x.host.Close()
+		x.closeStore()
 		x.closeLog()
 		x.mcp.close()
 		x.back.close()
@@ -155,6 +176,7 @@ func (x *hosted) run(ctx context.Context, grace time.Duration) error {
 	defer cancel()
 	_ = x.srv.Shutdown(shut)
 	err := x.host.Close()
+	x.closeStore()
 	x.closeLog()
 	x.mcp.close()
 	x.back.close()
@@ -171,6 +193,7 @@ func (x *hosted) close() error {
 		err = nil
 	}
 	err = errors.Join(err, x.host.Close())
+	x.closeStore()
 	x.closeLog()
 	x.mcp.close()
 	x.back.close()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reinhq/rein/internal/host"
 	"github.com/reinhq/rein/internal/redact"
+	"github.com/reinhq/rein/internal/store/pgstore"
 	"github.com/reinhq/rein/internal/web"
 	"github.com/spf13/cobra"
 )
@@ -29,6 +30,9 @@ type serveFlags struct {
 	maxOpen     int
 	createRate  float64
 	createBurst int
+	store       string        // a PostgreSQL URL: conversations shared with other hosts ("" keeps them in files)
+	storeLease  time.Duration // the lease on each conversation this host owns
+	hostName    string        // this host's name in the leases
 }
 
 func newServeCmd() *cobra.Command {
@@ -72,6 +76,9 @@ refusal is immediate (429 or 503 with a JSON error, docs/api.md). The caps left 
 	fl.IntVar(&sf.maxOpen, "max-open-conversations", 0, "the most conversations open at once; idle ones rest to make room (0: sized from the open-file limit)")
 	fl.Float64Var(&sf.createRate, "create-rate", 5, "conversations created or forked a second, sustained (0: no limit)")
 	fl.IntVar(&sf.createBurst, "create-burst", 60, "conversations created or forked at once before --create-rate applies")
+	fl.StringVar(&sf.store, "store", "", "a postgres:// URL: keep the conversations in PostgreSQL, shared with other hosts (default: files under the state root; also $REIN_STORE, or store in the config file)")
+	fl.DurationVar(&sf.storeLease, "store-lease", pgstore.DefaultLease, "with --store: how long this host's hold on a conversation lasts unrenewed; another host takes a dead host's conversations over after it")
+	fl.StringVar(&sf.hostName, "host-name", "", "with --store: this host's name, shown to clients a request is refused to (default: the hostname and the process id)")
 	return cmd
 }
 
@@ -175,8 +182,28 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags, back backendFlags) err
 	if err != nil {
 		return exitf(exitUsage, "%v", err)
 	}
+	if sf.store == "" {
+		sf.store = os.Getenv("REIN_STORE")
+	}
+	if sf.store == "" {
+		sf.store = f.file.Store // the config file's store
+	}
+	var st *pgstore.Store
+	if sf.store != "" {
+		if sf.storeLease < 3*time.Second/10 {
+			return exitf(exitUsage, "--store-lease is %v: give at least 300ms (renewals come every third of it)", sf.storeLease)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		st, err = pgstore.Open(ctx, sf.store, pgstore.Options{Name: sf.hostName, Lease: sf.storeLease})
+		cancel()
+		if err != nil {
+			return exitf(exitFailed, "cannot open the store: %v", err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "rein serve: conversations in the shared store as host %s (lease %v)\n", st.Name(), sf.storeLease)
+	}
 	x, err := startHost(f, ws, root, hostSpec{
-		addr: sf.addr, token: func() (string, error) { return serveToken(root) }, lim: lim,
+		store: st,
+		addr:  sf.addr, token: func() (string, error) { return serveToken(root) }, lim: lim,
 		caps: host.Config{MaxConversations: sf.maxConvs, MaxOpen: maxOpen, CreateRate: sf.createRate, CreateBurst: sf.createBurst},
 		web:  web.Files(), log: func() (io.Writer, func()) { return cmd.ErrOrStderr(), func() {} }, name: "rein serve", back: back,
 	}, cmd.ErrOrStderr())

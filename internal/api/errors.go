@@ -22,6 +22,7 @@ const (
 	Closed               Code = "closed"                 // a send to a closed conversation
 	Busy                 Code = "busy"                   // an edit or model switch while working
 	Held                 Code = "held"                   // another process writes the conversation
+	NotOwner             Code = "not_owner"              // another host owns the conversation; the message names it
 	TooLarge             Code = "too_large"              // a body over MaxBody
 	BadContentType       Code = "bad_content_type"       // a body that is not application/json
 	BadHost              Code = "bad_host"               // a Host header the host does not answer to
@@ -45,6 +46,7 @@ var statuses = map[Code]int{
 	Closed:               http.StatusConflict,
 	Busy:                 http.StatusConflict,
 	Held:                 http.StatusConflict,
+	NotOwner:             http.StatusConflict,
 	TooLarge:             http.StatusRequestEntityTooLarge,
 	BadContentType:       http.StatusUnsupportedMediaType,
 	BadHost:              http.StatusMisdirectedRequest,

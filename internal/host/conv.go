@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
@@ -47,6 +48,9 @@ type Conv struct {
 	// open it (a rein run, another host), or nil: the host lists it as held and refuses what needs
 	// its session until that process lets go.
 	held *fsys.Holder
+	// dropping says the conversation's session is to be closed once its running exchange ends:
+	// another host took it over (shared.go).
+	dropping bool
 }
 
 // exchange is the running exchange of a conversation: the handle that cancels it and says when
@@ -76,7 +80,16 @@ func public(st record.SubmissionState) string {
 // c.mu held; every method that needs the session calls it, then restLocked.
 func (c *Conv) openLocked() error {
 	c.last = c.h.cfg.Now()
+	shared := c.h.cfg.Store != nil
+	if c.sess != nil && shared && c.ex == nil && !c.dropping && c.sess.Failed() != nil {
+		// A write was fenced (another host took it over) or the store failed under it: the rows
+		// are the truth, so it is dropped and taken up again from them, as any host would.
+		c.dropLocked()
+	}
 	if c.sess != nil {
+		if c.dropping {
+			return errf(api.NotOwner, "this host has let conversation %s go (another host took it over, or the store could not be reached); retry, and it is served from wherever it is now", c.id)
+		}
 		return nil
 	}
 	if c.h.ctx.Err() != nil {
@@ -84,6 +97,12 @@ func (c *Conv) openLocked() error {
 	}
 	if err := c.h.admit(c); err != nil {
 		return err
+	}
+	if shared {
+		if err := c.acquireLocked(); err != nil {
+			c.h.release(c)
+			return err
+		}
 	}
 	sess, _, err := session.Open(c.path, c.h.cfg.Session)
 	var he *journal.HeldError
@@ -112,8 +131,12 @@ func (c *Conv) openLocked() error {
 	for _, sub := range st.Submissions() {
 		unsettled = unsettled || sub.State == record.SubmissionDelivered
 	}
-	if unsettled {
+	if unsettled || (shared && c.unsettledShared()) {
 		if err := c.reconcileLocked(); err != nil {
+			if shared && fenced(err) {
+				c.closeLocked()
+				return errf(api.NotOwner, "conversation %s was taken over by another host while this one took it up: retry, and it is served from wherever it is now", c.id)
+			}
 			return errors.Join(fmt.Errorf("open conversation %s: %w", c.id, err), c.closeLocked())
 		}
 	}
@@ -239,7 +262,7 @@ func (c *Conv) indexLocked() error {
 	if err != nil {
 		return err
 	}
-	return c.h.ix.put(r)
+	return c.h.ix.Put(r)
 }
 
 // rowLocked computes the conversation's index row: from the live state when its session is open,
@@ -278,7 +301,7 @@ func (c *Conv) view() (view, error) {
 	defer c.mu.Unlock()
 	if c.sess == nil {
 		c.probeHeldLocked()
-		r, ok, err := c.h.ix.get(c.id)
+		r, ok, err := c.h.ix.Get(c.id)
 		if err != nil {
 			return view{}, err
 		}
@@ -293,7 +316,7 @@ func (c *Conv) view() (view, error) {
 			if err := c.indexLocked(); err != nil {
 				return view{}, err
 			}
-			r, _, err := c.h.ix.get(c.id)
+			r, _, err := c.h.ix.Get(c.id)
 			return c.restingLocked(r), err
 		}
 		defer c.restLocked()
@@ -311,7 +334,7 @@ func (c *Conv) viewOr(r Row) view {
 	if c.sess == nil {
 		if c.held != nil {
 			c.probeHeldLocked()
-			if fresh, ok, err := c.h.ix.get(c.id); err == nil && ok {
+			if fresh, ok, err := c.h.ix.Get(c.id); err == nil && ok {
 				r = fresh // indexed anew if the holder let go
 			}
 		}
@@ -323,7 +346,7 @@ func (c *Conv) viewOr(r Row) view {
 // restingLocked is the view of a resting conversation from its row, saying who holds it if
 // another process does.
 func (c *Conv) restingLocked(r Row) view {
-	v := r.view()
+	v := rowView(r)
 	if c.held != nil {
 		v.Held = holderOf(*c.held)
 	}
@@ -343,6 +366,13 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.sendLocked(op, text, atts, queue, true)
+}
+
+// sendLocked is Send under c.mu. again allows one more try after a write fenced by another host's
+// takeover, once the session is dropped: the message was not recorded, and the conversation is
+// taken up again from the rows wherever it can be.
+func (c *Conv) sendLocked(op, text string, atts []record.Attachment, queue, again bool) (api.SendResult, error) {
 	if err := c.openLocked(); err != nil {
 		return api.SendResult{}, err
 	}
@@ -361,6 +391,13 @@ func (c *Conv) Send(op, text string, atts []record.Attachment, queue bool) (api.
 	}
 	id := newMessageID()
 	if err := c.sess.Commit(&record.Submission{ID: id, Op: op, State: record.SubmissionAccepted, Text: text, Attachments: atts, Queue: queue}); err != nil {
+		if c.h.cfg.Store != nil && fenced(err) {
+			c.dropLocked()
+			if again && c.sess == nil {
+				return c.sendLocked(op, text, atts, queue, false)
+			}
+			return api.SendResult{}, errf(api.NotOwner, "conversation %s was taken over by another host: nothing was accepted here; send it again, and it reaches the conversation wherever it is served now", c.id)
+		}
 		return api.SendResult{}, err
 	}
 	if c.ex == nil && c.parkedLocked() && c.h.ctx.Err() == nil {
@@ -449,6 +486,11 @@ func (c *Conv) finish(ex *exchange, out agent.Outcome) {
 		}
 	}
 	c.ex = nil
+	if c.dropping || (c.h.cfg.Store != nil && c.sess.Failed() != nil) {
+		c.dropping = false
+		c.dropLocked()
+		return
+	}
 	// A failed session (an fsync error) takes nothing more up: its record says where it stopped.
 	if c.h.ctx.Err() == nil && !errors.Is(out.Err, session.ErrFailed) {
 		c.pump()
@@ -604,6 +646,11 @@ type Subscription struct {
 	sess    *session.Session
 	cancel  func()
 	once    sync.Once
+	// remote says the records come from the store's rows (follow, shared.go), and snap holds the
+	// fold of those read so far; holds, that the subscription holds the session open here too.
+	remote bool
+	holds  bool
+	snap   atomic.Pointer[fold.State]
 }
 
 // Subscribe opens the conversation's session if it rests and subscribes to it, with the records
@@ -611,6 +658,21 @@ type Subscription struct {
 func (c *Conv) Subscribe(after int64) (*Subscription, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.h.cfg.Store != nil {
+		if c.sess == nil {
+			return c.follow(after, nil, nil)
+		}
+		// The owner's clients read the records from the rows too, and the live events from here.
+		live, end := c.sess.Subscribe()
+		sub, err := c.follow(after, live, end)
+		if err != nil {
+			end()
+			return nil, err
+		}
+		sub.sess, sub.holds = c.sess, true
+		c.subs++
+		return sub, nil
+	}
 	if err := c.openLocked(); err != nil {
 		return nil, err
 	}
@@ -626,12 +688,20 @@ func (c *Conv) Subscribe(after int64) (*Subscription, error) {
 }
 
 // State returns the conversation's published state now.
-func (s *Subscription) State() api.State { return StateOf(s.sess.Snapshot()) }
+func (s *Subscription) State() api.State {
+	if s.remote {
+		return StateOf(s.snap.Load())
+	}
+	return StateOf(s.sess.Snapshot())
+}
 
 // End ends the subscription; the conversation may rest again.
 func (s *Subscription) End() {
 	s.once.Do(func() {
 		s.cancel()
+		if s.remote && !s.holds {
+			return
+		}
 		s.c.mu.Lock()
 		s.c.subs--
 		s.c.restLocked()

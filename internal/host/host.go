@@ -112,6 +112,11 @@ type Config struct {
 	// builds its agent for it (Setup.Backend).
 	Backend  string
 	Backends []string
+	// Store, when set, keeps the conversations where several hosts share them (shared.go): the
+	// records as rows, one owner per conversation under a lease, the index as the store's table.
+	// Session.Replicate must then append through the same store. Nil: the records under Root are
+	// the truth, as on one machine.
+	Store Store
 }
 
 // The default caps on conversations.
@@ -136,7 +141,8 @@ type Setup struct {
 type Host struct {
 	cfg    Config
 	dir    string
-	ix     *index
+	ix     indexer
+	sqlite *index     // the index on one machine; nil with a Store
 	shelf  *shelf     // archived and deleted conversations (shelf.go)
 	mu     sync.Mutex // guards convs and ops
 	convs  map[string]*Conv
@@ -146,6 +152,7 @@ type Host struct {
 	wg     sync.WaitGroup   // running exchanges
 	omu    sync.Mutex       // guards open (after Conv.mu in the lock order)
 	open   map[*Conv]bool   // the conversations whose session is open (see admit)
+	sweeps sync.WaitGroup   // the sweep for lapsed leases, with a Store (shared.go)
 	ctx    context.Context
 	stop   context.CancelFunc
 }
@@ -187,12 +194,19 @@ func Open(cfg Config) (*Host, error) {
 	if err := os.MkdirAll(h.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("open the host: %w", err)
 	}
+	h.ctx, h.stop = context.WithCancel(context.Background())
+	if cfg.Store != nil {
+		if err := h.openShared(); err != nil {
+			h.stop()
+			return nil, err
+		}
+		return h, nil
+	}
 	ix, _, err := openIndex(filepath.Join(h.dir, IndexFile))
 	if err != nil {
 		return nil, err
 	}
-	h.ix = ix
-	h.ctx, h.stop = context.WithCancel(context.Background())
+	h.ix, h.sqlite = ix, ix
 	if h.shelf, err = openShelf(h.dir, cfg.Now()); err != nil {
 		ix.close()
 		return nil, err
@@ -210,7 +224,7 @@ func Open(cfg Config) (*Host, error) {
 
 // load lists the records on disk against the index, replaying what the index cannot vouch for.
 func (h *Host) load() error {
-	rows, err := h.ix.all()
+	rows, err := h.ix.All()
 	if err != nil {
 		return err
 	}
@@ -246,7 +260,7 @@ func (h *Host) load() error {
 	for id := range byID {
 		gone = append(gone, id)
 	}
-	return h.ix.remove(gone)
+	return h.ix.Remove(gone)
 }
 
 // Close stops every running exchange (each quiesces), closes the records and the index.
@@ -267,7 +281,10 @@ func (h *Host) Close() error {
 		errs = append(errs, c.closeLocked())
 		c.mu.Unlock()
 	}
-	errs = append(errs, h.ix.close())
+	if h.sqlite != nil {
+		errs = append(errs, h.sqlite.close())
+	}
+	h.sweeps.Wait()
 	return errors.Join(errs...)
 }
 
@@ -329,9 +346,17 @@ func (h *Host) Backends() []string {
 // creating operation read (from its index row or its record's first line) by the time it is added.
 func (h *Host) byOp(op string) (*Conv, bool, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	c := h.ops[op]
-	return c, c != nil, nil
+	h.mu.Unlock()
+	if c != nil || h.cfg.Store == nil {
+		return c, c != nil, nil
+	}
+	// Another host may have created it: the shared index knows.
+	r, ok, err := h.cfg.Store.ByOp(op)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return h.adopt(r), true, nil
 }
 
 // redact passes text through the sessions' redactor: a title sent again is compared with the one
@@ -430,7 +455,7 @@ func (h *Host) discard(id string, err error) error {
 	if rerr := h.fs().RemoveAll(filepath.Join(h.dir, id)); rerr != nil {
 		err = errors.Join(err, fmt.Errorf("remove the failed conversation's directory: %w", rerr))
 	}
-	if rerr := h.ix.remove([]string{id}); rerr != nil {
+	if rerr := h.ix.Remove([]string{id}); rerr != nil {
 		err = errors.Join(err, rerr)
 	}
 	return fmt.Errorf("create a conversation: %w", err)
@@ -530,21 +555,29 @@ func (b *bucket) take(now time.Time) (ok bool, wait time.Duration) {
 	return false, time.Duration((1 - b.tokens) / b.rate * float64(time.Second))
 }
 
-// Get returns a conversation by id.
+// Get returns a conversation by id. With a Store, one another host created is found in the
+// shared index.
 func (h *Host) Get(id string) (*Conv, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	c, ok := h.convs[id]
-	if !ok {
-		return nil, errf(api.NotFound, "no conversation %s", id)
+	h.mu.Unlock()
+	if ok {
+		return c, nil
 	}
-	return c, nil
+	if h.cfg.Store != nil {
+		if r, found, err := h.ix.Get(id); err != nil {
+			return nil, err
+		} else if found {
+			return h.adopt(r), nil
+		}
+	}
+	return nil, errf(api.NotFound, "no conversation %s", id)
 }
 
 // List returns every conversation's view, most recently updated first. Resting conversations are
 // read from the index; only those with an open session are read live.
 func (h *Host) List() ([]api.View, error) {
-	rows, err := h.ix.all()
+	rows, err := h.ix.All()
 	if err != nil {
 		return nil, err
 	}
@@ -557,6 +590,9 @@ func (h *Host) List() ([]api.View, error) {
 	vs := make([]view, 0, len(convs))
 	for _, r := range rows {
 		c := convs[r.ID]
+		if c == nil && h.cfg.Store != nil {
+			c = h.adopt(r) // another host created it
+		}
 		if c == nil {
 			continue
 		}
@@ -601,6 +637,10 @@ func compare[T int64 | string](a, b T) int {
 func (h *Host) Rebuild() error {
 	for _, c := range h.all() {
 		c.mu.Lock()
+		if h.cfg.Store != nil && c.sess == nil {
+			c.mu.Unlock()
+			continue // its owner keeps its row
+		}
 		c.known = false // read the creating operation back from the record too
 		err := c.indexLocked()
 		c.mu.Unlock()
@@ -610,7 +650,7 @@ func (h *Host) Rebuild() error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	rows, err := h.ix.all()
+	rows, err := h.ix.All()
 	if err != nil {
 		return err
 	}
@@ -620,7 +660,7 @@ func (h *Host) Rebuild() error {
 			gone = append(gone, r.ID)
 		}
 	}
-	return h.ix.remove(gone)
+	return h.ix.Remove(gone)
 }
 
 // Rest closes the session of every conversation with no work and no subscribers now, rather than

@@ -8,6 +8,8 @@ import (
 	"os"
 
 	_ "modernc.org/sqlite" // the pure-Go SQLite driver, registered as "sqlite"
+
+	"github.com/reinhq/rein/internal/store"
 )
 
 // The conversation index is a cache of the records, kept in an embedded SQLite database beside
@@ -52,19 +54,15 @@ PRAGMA user_version = 1;
 `
 
 // Row is one conversation as the index holds it.
-type Row struct {
-	ID      string
-	Title   string
-	Closed  bool
-	Created int64 // unix ms
-	Updated int64 // unix ms
-	Working bool
-	Phase   string
-	Seq     int64
-	Path    string
-	Size    int64
-	Op      string
-	OpTitle string
+type Row = store.Row
+
+// indexer is the conversation index: the SQLite database beside the records (index), or, when
+// several hosts share the conversations, the store's table (Config.Store).
+type indexer interface {
+	Put(r Row) error
+	Get(id string) (Row, bool, error)
+	All() ([]Row, error)
+	Remove(ids []string) error
 }
 
 // index is the open database.
@@ -147,8 +145,8 @@ func (ix *index) close() error { return ix.db.Close() }
 
 const rowColumns = "id, title, status, created, updated, working, phase, seq, path, size, op, op_title"
 
-// put writes a row, replacing the conversation's previous one.
-func (ix *index) put(r Row) error {
+// Put writes a row, replacing the conversation's previous one.
+func (ix *index) Put(r Row) error {
 	_, err := ix.db.Exec(`INSERT INTO conversations (`+rowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET title = excluded.title, status = excluded.status, created = excluded.created,
 		updated = excluded.updated, working = excluded.working, phase = excluded.phase, seq = excluded.seq,
@@ -182,8 +180,8 @@ func (ix *index) replace(rows []Row) error {
 	return nil
 }
 
-// remove drops the rows of conversations that are no longer on disk.
-func (ix *index) remove(ids []string) error {
+// Remove drops the rows of conversations that are no longer on disk.
+func (ix *index) Remove(ids []string) error {
 	for _, id := range ids {
 		if _, err := ix.db.Exec("DELETE FROM conversations WHERE id = ?", id); err != nil {
 			return fmt.Errorf("drop conversation %s from the index: %w", id, err)
@@ -192,8 +190,8 @@ func (ix *index) remove(ids []string) error {
 	return nil
 }
 
-// get returns one conversation's row.
-func (ix *index) get(id string) (Row, bool, error) {
+// Get returns one conversation's row.
+func (ix *index) Get(id string) (Row, bool, error) {
 	rows, err := ix.query("WHERE id = ?", id)
 	if err != nil || len(rows) == 0 {
 		return Row{}, false, err
@@ -201,8 +199,8 @@ func (ix *index) get(id string) (Row, bool, error) {
 	return rows[0], true, nil
 }
 
-// all returns every row, most recently updated first.
-func (ix *index) all() ([]Row, error) { return ix.query("ORDER BY updated DESC, id DESC") }
+// All returns every row, most recently updated first.
+func (ix *index) All() ([]Row, error) { return ix.query("ORDER BY updated DESC, id DESC") }
 
 func (ix *index) query(where string, args ...any) ([]Row, error) {
 	rs, err := ix.db.Query("SELECT "+rowColumns+" FROM conversations "+where, args...)

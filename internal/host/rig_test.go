@@ -29,6 +29,7 @@ import (
 	"github.com/reinhq/rein/internal/provider/sim"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/store/pgstore"
 	"github.com/reinhq/rein/internal/tool"
 	"github.com/reinhq/rein/internal/tool/shell"
 )
@@ -62,6 +63,10 @@ type rigOptions struct {
 	// (the host offers those named in backends) in the program it returns (external_test.go).
 	external func(s host.Setup) *agent.External
 	backends []string
+	// store, when set, is the URL of the PostgreSQL database the host keeps its conversations in,
+	// shared with other hosts (shared_test.go); storeOpts are the store's options.
+	store     string
+	storeOpts pgstore.Options
 }
 
 // caps are the host's caps on conversations (host.Config).
@@ -83,6 +88,7 @@ type rig struct {
 
 	repo  *checkpoint.Repo // the workspace's checkpoints, with opts.checkpoints
 	h     *host.Host
+	st    *pgstore.Store // with opts.store
 	srv   *httptest.Server
 	conns *host.Gate
 	c     *client.Client
@@ -178,7 +184,17 @@ func (r *rig) config() host.Config {
 // open starts the host and its API.
 func (r *rig) open() {
 	r.t.Helper()
-	h, err := host.Open(r.config())
+	cfg := r.config()
+	if r.opts.store != "" {
+		st, err := pgstore.Open(context.Background(), r.opts.store, r.opts.storeOpts)
+		if err != nil {
+			r.t.Fatalf("open the store: %v", err)
+		}
+		r.st = st
+		cfg.Store = st
+		cfg.Session.Replicate = func(path string, file *journal.Writer) (session.Journal, error) { return st.Replicate(path, file) }
+	}
+	h, err := host.Open(cfg)
 	if err != nil {
 		r.t.Fatalf("open the host: %v", err)
 	}
@@ -209,6 +225,10 @@ func (r *rig) close() {
 			r.t.Errorf("close the host: %v", err)
 		}
 		r.h = nil
+	}
+	if r.st != nil {
+		r.st.Close()
+		r.st = nil
 	}
 }
 

@@ -132,7 +132,7 @@ func (h *Host) purgeDeleted() error {
 		if err := os.RemoveAll(dir); err != nil {
 			return fmt.Errorf("remove the deleted conversation %s: %w", id, err)
 		}
-		if err := h.ix.remove([]string{id}); err != nil {
+		if err := h.ix.Remove([]string{id}); err != nil {
 			return err
 		}
 	}

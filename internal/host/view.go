@@ -58,9 +58,9 @@ func viewOf(id string, st *fold.State) view {
 	return v
 }
 
-// view is the view of a resting conversation, from its index row: nothing is in flight and no
+// rowView is the view of a resting conversation, from its index row: nothing is in flight and no
 // submission is open, as nothing rests that has work.
-func (r Row) view() view {
+func rowView(r Row) view {
 	return view{View: api.View{ID: r.ID, Title: r.Title, Closed: r.Closed, Created: stamp(r.Created), Updated: stampNano(r.Updated),
 		State: api.State{Phase: r.Phase, Working: r.Working, Submissions: []api.Submission{}, Approvals: []api.Approval{}, Seq: r.Seq}},
 		created: r.Created, updated: r.Updated}

@@ -38,6 +38,40 @@ type Options struct {
 	// text, provider errors: see redact.go) before it is written, and out of live events before
 	// they are published. Default: nothing is redacted.
 	Redact Redactor
+	// Replicate, when set, wraps the record file's writer in the Journal the session appends
+	// through, at Create and Open: a store that holds the truth elsewhere (package pgstore keeps
+	// every line as a row in PostgreSQL) and the file as this process's copy of it. Nil: the file
+	// is the record, as it is for one machine.
+	Replicate func(path string, file *journal.Writer) (Journal, error)
+}
+
+// Journal is what a session appends its record's lines through: the record file's writer
+// (*journal.Writer), or a store's that wraps it (Options.Replicate). Its rules are the file's
+// (package journal): Append checks and writes one line and returns its locus in the file; a line is
+// durable once Sync returns after it; a failed Append or Sync poisons it; Close releases the
+// record. A Journal that also has PutBlob(digest string, data []byte) error is handed each blob
+// once the file's copy is stored, before the line naming it is appended.
+type Journal interface {
+	Append(line []byte) (record.Locus, error)
+	Sync() error
+	Close() error
+}
+
+// blobPutter is the optional side of a Journal that keeps blobs too.
+type blobPutter interface {
+	PutBlob(digest string, data []byte) error
+}
+
+// journalFor is the Journal over the record file's writer w.
+func (o Options) journalFor(w *journal.Writer) (Journal, error) {
+	if o.Replicate == nil {
+		return w, nil
+	}
+	j, err := o.Replicate(w.Path(), w)
+	if err != nil {
+		return nil, errors.Join(err, w.Close())
+	}
+	return j, nil
 }
 
 func (o Options) withDefaults() Options {
@@ -62,7 +96,7 @@ type Session struct {
 	// The write path, serialised by wmu: the live state, which nothing outside it reads.
 	wmu    sync.Mutex
 	st     *fold.State
-	w      *journal.Writer
+	w      Journal
 	loci   []record.Locus // loci[seq-1]; appended only, so a published prefix never changes
 	failed error
 
@@ -114,11 +148,15 @@ var ErrFailed = errors.New("session failed")
 // needs a session at a fixed place calls Create.
 func Create(dir string, opts Options, started *record.SessionStarted) (*Session, error) {
 	opts = opts.withDefaults()
-	w, err := journal.Create(opts.FS, dir)
+	fw, err := journal.Create(opts.FS, dir)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{opts: opts, id: started.Session, path: w.Path(), st: fold.New(), w: w, subs: map[int]chan Update{}}
+	w, err := opts.journalFor(fw)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{opts: opts, id: started.Session, path: fw.Path(), st: fold.New(), w: w, subs: map[int]chan Update{}}
 	s.publishState()
 	if err := s.Commit(started); err != nil {
 		w.Close()
@@ -137,7 +175,7 @@ func Open(path string, opts Options) (*Session, journal.Report, error) {
 	st := fold.New()
 	var loci []record.Locus
 	blobs := journal.Blobs(opts.FS, path)
-	w, rep, err := journal.Open(opts.FS, path, func(seq int64, line []byte, loc record.Locus) error {
+	fw, rep, err := journal.Open(opts.FS, path, func(seq int64, line []byte, loc record.Locus) error {
 		r, err := record.DecodeWith(line, seq, blobs)
 		if err != nil {
 			return err
@@ -148,6 +186,10 @@ func Open(path string, opts Options) (*Session, journal.Report, error) {
 		loci = append(loci, loc)
 		return nil
 	})
+	if err != nil {
+		return nil, rep, err
+	}
+	w, err := opts.journalFor(fw)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -264,7 +306,7 @@ func (s *Session) writeLocked(syncAll bool, ps []record.Payload) error {
 		return ErrReadOnly
 	}
 	if s.failed != nil {
-		return fmt.Errorf("%w: %v", ErrFailed, s.failed)
+		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
 	}
 	// Written records wait here until they are applied. A protocol record is applied only after
 	// a sync; the events that follow it in the same call are written before that sync, so a
@@ -357,12 +399,24 @@ func (s *Session) externalize(line []byte) ([]byte, error) {
 	if err := journal.PutBlob(s.opts.FS, s.path, digest, payload); err != nil {
 		return nil, err
 	}
+	if bp, ok := s.w.(blobPutter); ok {
+		if err := bp.PutBlob(digest, payload); err != nil {
+			return nil, err
+		}
+	}
 	return blobLine, nil
 }
 
 func (s *Session) fail(err error) error {
 	s.failed = err
-	return fmt.Errorf("%w: %v", ErrFailed, err)
+	return fmt.Errorf("%w: %w", ErrFailed, err)
+}
+
+// Failed returns the error that failed the session, or nil while it can still be written.
+func (s *Session) Failed() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.failed
 }
 
 // Sync makes every written event durable.
@@ -373,7 +427,7 @@ func (s *Session) Sync() error {
 		return ErrReadOnly
 	}
 	if s.failed != nil {
-		return fmt.Errorf("%w: %v", ErrFailed, s.failed)
+		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
 	}
 	if err := s.w.Sync(); err != nil {
 		return s.fail(err)
