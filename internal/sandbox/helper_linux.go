@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"syscall"
 
@@ -33,6 +34,10 @@ type spec struct {
 	Report int `json:"report"`
 	// Probe: set up the namespaces, then exit 0 instead of confining and executing anything.
 	Probe bool `json:"probe,omitempty"`
+	// Init: set up the namespaces, close the report descriptor, then stay, as the first process
+	// of the PID namespace a sandbox's confined thread starts its commands in (see Holds), reaping
+	// the processes it inherits, until killed.
+	Init bool `json:"init,omitempty"`
 }
 
 // helper is the sandbox helper's work: args are the spec, then the path and the arguments of what
@@ -61,6 +66,10 @@ func helper(args []string) int {
 	if sp.Probe {
 		return 0
 	}
+	if sp.Init {
+		report.Close()
+		reapForever()
+	}
 	if len(args) < 3 {
 		return fail(errors.New("nothing to execute"))
 	}
@@ -77,6 +86,23 @@ func helper(args []string) int {
 	}
 	err := syscall.Exec(args[1], args[2:], os.Environ())
 	return fail(fmt.Errorf("execute %s: %w", args[1], err))
+}
+
+// reapForever is the life of a PID namespace's first process: it reaps every process whose
+// parent died (they become its children), and never returns. It ends when killed, and the kernel
+// kills every process of the namespace then.
+func reapForever() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	for {
+		for {
+			var ws syscall.WaitStatus
+			if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+				break
+			}
+		}
+		<-sigs
+	}
 }
 
 // namespace sets up the mount namespace the helper starts in: nothing it mounts reaches the

@@ -193,6 +193,7 @@ type Sandbox struct {
 	write     []string // the writable directories, resolved
 	sup       Support
 	exe       string // the helper's executable (Linux)
+	launch    launcher
 }
 
 // Config says what New needs besides the policy.
@@ -269,6 +270,7 @@ func (s *Sandbox) Close() error {
 	if s == nil {
 		return nil
 	}
+	s.closeLauncher()
 	return os.RemoveAll(s.temp)
 }
 
