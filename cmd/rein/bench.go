@@ -82,13 +82,15 @@ medians. Percentiles are of each line alone: they do not add up.`,
 	}
 	cmd.Flags().IntVar(&o.turns, "turns", 200, "how many tool turns to time")
 	cmd.Flags().StringVar(&o.sandbox, "sandbox", "", "the --sandbox mode of the rein run timed (default: rein's default here)")
+	cmd.Flags().StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the rein run timed to this file (go tool pprof reads it)")
 	return cmd
 }
 
 type benchOptions struct {
-	rein    string // the rein binary timed
-	turns   int
-	sandbox string
+	rein       string // the rein binary timed
+	turns      int
+	sandbox    string
+	cpuProfile string
 }
 
 // benchTurns runs the benchmark and writes its table to out.
@@ -134,6 +136,13 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	if o.sandbox != "" {
 		args = append(args, "--sandbox", o.sandbox)
 	}
+	if o.cpuProfile != "" {
+		abs, err := filepath.Abs(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		args = append(args, "--cpu-profile", abs)
+	}
 	args = append(args, "run `echo x` again and again")
 	cmd := exec.CommandContext(ctx, o.rein, args...)
 	cmd.Dir = ws
@@ -160,6 +169,7 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	if err != nil {
 		return err
 	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	mode := o.sandbox
 	if mode == "" {
 		mode = string(sandboxSupport().Default()) + " (rein's default here)"
@@ -200,6 +210,13 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	row("  fsync", floor.fsync)
 	row("  loopback HTTP", floor.http)
 	fmt.Fprintf(out, "%-26s %8s\n", "  sum of the p50s", ms(pct(floor.spawn, 50)+pct(floor.fsync, 50)+pct(floor.http, 50)))
+	// The CPU time is rein's and its commands' (rein reaps them), over the whole run: its start
+	// and the closing reply too, spread over the tool turns.
+	fmt.Fprintf(out, "\nCPU time of the rein run, per tool turn: %s ms (user %s, system %s)\n",
+		ms(cpu/time.Duration(o.turns)), ms(cmd.ProcessState.UserTime()/time.Duration(o.turns)), ms(cmd.ProcessState.SystemTime()/time.Duration(o.turns)))
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Fprintf(out, "load average (1, 5, 15 min) at the end: %s\n", strings.Join(strings.Fields(string(load))[:3], " "))
+	}
 	return nil
 }
 
