@@ -82,6 +82,7 @@ medians. Percentiles are of each line alone: they do not add up.`,
 	}
 	cmd.Flags().IntVar(&o.turns, "turns", 200, "how many tool turns to time")
 	cmd.Flags().StringVar(&o.sandbox, "sandbox", "", "the --sandbox mode of the rein run timed (default: rein's default here)")
+	cmd.Flags().BoolVar(&o.noCheckpoints, "no-checkpoints", false, "time the run without checkpoints of the workspace (its --no-checkpoints)")
 	cmd.Flags().StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the rein run timed to this file (go tool pprof reads it)")
 	return cmd
 }
@@ -91,6 +92,8 @@ type benchOptions struct {
 	turns      int
 	sandbox    string
 	cpuProfile string
+	// noCheckpoints passes --no-checkpoints: each tool turn then starts no git processes.
+	noCheckpoints bool
 }
 
 // benchTurns runs the benchmark and writes its table to out.
@@ -136,6 +139,9 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	if o.sandbox != "" {
 		args = append(args, "--sandbox", o.sandbox)
 	}
+	if o.noCheckpoints {
+		args = append(args, "--no-checkpoints")
+	}
 	if o.cpuProfile != "" {
 		abs, err := filepath.Abs(o.cpuProfile)
 		if err != nil {
@@ -175,7 +181,11 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 		mode = string(sandboxSupport().Default()) + " (rein's default here)"
 	}
 	fmt.Fprintf(out, "rein bench turns: %d tool turns of bash `echo x`, the simulator in-process at zero latency\n", o.turns)
-	fmt.Fprintf(out, "rein %s, sandbox %s\n\n", o.rein, mode)
+	ckpt := "checkpoints on (each tool turn snapshots the workspace with git, in the background)"
+	if o.noCheckpoints {
+		ckpt = "no checkpoints"
+	}
+	fmt.Fprintf(out, "rein %s, sandbox %s, %s\n\n", o.rein, mode, ckpt)
 	fmt.Fprintf(out, "%-26s %8s %8s %8s\n", "per tool turn (ms)", "p50", "p90", "p99")
 	col := func(f func(turnTimes) time.Duration) []time.Duration {
 		ds := make([]time.Duration, len(turns))
