@@ -528,7 +528,7 @@ func TestSandboxStopEndsBombAndDaemon(t *testing.T) {
 
 // TestSandboxDaemonDiesWithRein: rein killed with SIGKILL takes a daemon that left the group
 // with it, under each way of containing a command; a command held in a cgroup leaves no cgroup
-// behind either.
+// behind either, nor the sandbox's PID namespace (its first process dies with rein).
 func TestSandboxDaemonDiesWithRein(t *testing.T) {
 	if os.Getenv("REIN_SHELL_HELPER") != "" {
 		t.Skip("in the helper")
@@ -555,8 +555,14 @@ func TestSandboxDaemonDiesWithRein(t *testing.T) {
 				l, _ := filepath.Glob(filepath.Join(sandbox.Check().Cgroups, fmt.Sprintf("rein-%d-*", helper.Process.Pid)))
 				return l
 			}
-			if kind == "held" && len(cgroups()) != 1 {
-				t.Errorf("the held command's cgroups: %v, want one", cgroups())
+			var inits []int
+			if kind == "held" {
+				if len(cgroups()) != 1 {
+					t.Errorf("the held command's cgroups: %v, want one", cgroups())
+				}
+				if inits = sandboxInits(helper.Process.Pid); len(inits) != 1 {
+					t.Errorf("the sandbox's PID namespaces: %v, want one", inits)
+				}
 			}
 			helper.Process.Signal(syscall.SIGKILL)
 			helper.Wait()
@@ -567,6 +573,12 @@ func TestSandboxDaemonDiesWithRein(t *testing.T) {
 			}
 			if kind == "held" && !eventually(2*time.Second, func() bool { return len(cgroups()) == 0 }) {
 				t.Errorf("cgroups %v outlived their rein", cgroups())
+			}
+			for _, p := range inits {
+				if !eventually(2*time.Second, func() bool { return !alive(p) }) {
+					syscall.Kill(p, syscall.SIGKILL)
+					t.Errorf("the sandbox's namespace (its first process %d) outlived its rein", p)
+				}
 			}
 		})
 	}
