@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"sync"
 	"syscall"
@@ -19,8 +18,7 @@ import (
 // command from it. A goroutine locks itself to its OS thread and there, as the helper does for
 // itself: takes a mount namespace of its own (the thread's alone: every other thread of rein
 // keeps the host's), makes the PID namespace its children start in, and starts that namespace's
-// first process (the helper, which mounts the namespace's /proc and binds .git read-only where
-// asked, then stays, reaping orphans); then applies Landlock, no_new_privs and the seccomp
+// first process (the helper, which mounts the namespace's /proc, then stays, reaping orphans); then applies Landlock, no_new_privs and the seccomp
 // filter, which all bind the calling thread only. Every command then starts from that thread
 // and inherits all of it, as it would from a helper of its own, at the cost of a fork instead of
 // a rein binary's start per command. The thread never runs anything else: Go starts no thread
@@ -55,9 +53,12 @@ type launch struct {
 
 // Holds reports whether s starts its commands itself (Start), from a thread confined once, in a
 // PID namespace of the sandbox's and each in a cgroup of its own: on Linux, where rein is root,
-// may make PID namespaces and may make cgroups.
+// may make PID namespaces and may make cgroups, unless .git is to be kept read-only
+// (--protect-git): a .git that a command makes is bound read-only for the next command only if
+// each command's mount namespace is set up anew.
 func (s *Sandbox) Holds() bool {
-	return s != nil && s.sup.Cgroups != "" && s.sup.Contain != "" && !s.sup.userNS
+	return s != nil && s.sup.Cgroups != "" && s.sup.Contain != "" && !s.sup.userNS &&
+		!(s.policy.ProtectGit && s.policy.Mode == WorkspaceWrite)
 }
 
 // Start starts cmd confined, in a new cgroup that only its processes are in, and returns the
@@ -166,7 +167,7 @@ func (s *Sandbox) confineThread() error {
 
 // enterNamespaces gives the calling (locked) thread a mount namespace of its own and a PID
 // namespace for its children, and starts that namespace's first process: the helper, which
-// mounts its /proc and binds .git read-only where the policy asks, then stays.
+// mounts its /proc, then stays.
 func (s *Sandbox) enterNamespaces() (*exec.Cmd, error) {
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
 		return nil, fmt.Errorf("take a mount namespace for the sandbox's commands: %w", err)
@@ -174,14 +175,7 @@ func (s *Sandbox) enterNamespaces() (*exec.Cmd, error) {
 	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
 		return nil, fmt.Errorf("make a PID namespace for the sandbox's commands: %w", err)
 	}
-	sp := spec{Contain: true, Init: true, Report: 3}
-	if s.policy.ProtectGit && s.policy.Mode == WorkspaceWrite {
-		git := filepath.Join(s.workspace, ".git")
-		if _, err := os.Lstat(git); err == nil {
-			sp.ReadOnly = append(sp.ReadOnly, git)
-		}
-	}
-	b, err := json.Marshal(sp)
+	b, err := json.Marshal(spec{Contain: true, Init: true, Report: 3})
 	if err != nil {
 		return nil, err
 	}

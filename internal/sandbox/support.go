@@ -103,7 +103,7 @@ func (s Support) Report(w io.Writer) {
 	}
 	switch {
 	case s.Cgroups != "":
-		fmt.Fprintf(w, "  commands start from one thread of rein confined once, each in a cgroup of its own (a PID namespace per command only with --protect-git)\n")
+		fmt.Fprintf(w, "  commands start from one thread of rein confined once, each in a cgroup of its own (with --protect-git, a helper and namespaces per command)\n")
 	case s.Cgroup != "":
 		fmt.Fprintf(w, "  cgroup v2: %s; not used (%s): rein holds a command's processes with a PID namespace\n", s.Cgroup, s.CgroupsWhy)
 	}
