@@ -72,16 +72,19 @@ medians. Percentiles are of each line alone: they do not add up.`,
 			if o.turns < 1 {
 				return exitf(exitUsage, "--turns must be at least 1")
 			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("find this rein binary: %w", err)
+			if o.rein == "" {
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("find this rein binary: %w", err)
+				}
+				o.rein = exe
 			}
-			o.rein = exe
 			return benchTurns(cmd.Context(), cmd.OutOrStdout(), o)
 		},
 	}
 	cmd.Flags().IntVar(&o.turns, "turns", 200, "how many tool turns to time")
 	cmd.Flags().StringVar(&o.sandbox, "sandbox", "", "the --sandbox mode of the rein run timed (default: rein's default here)")
+	cmd.Flags().StringVar(&o.rein, "rein", "", "the rein binary to time (default: this one), to compare two builds against the same simulator and floor")
 	cmd.Flags().BoolVar(&o.noCheckpoints, "no-checkpoints", false, "time the run without checkpoints of the workspace (its --no-checkpoints)")
 	cmd.Flags().StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the rein run timed to this file (go tool pprof reads it)")
 	return cmd
