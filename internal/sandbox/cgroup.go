@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -57,7 +58,8 @@ func (c *Cgroup) Kill() error {
 const removeWait = 10 * time.Second
 
 // Remove kills what is left in the cgroup and removes it: now if it is empty, else in the
-// background once its last process exited. It is called once the command is done.
+// background once its last process exited (AwaitRemovals waits for those). It is called once the
+// command is done.
 func (c *Cgroup) Remove() {
 	if c.fd != nil {
 		c.fd.Close()
@@ -66,7 +68,9 @@ func (c *Cgroup) Remove() {
 		return
 	}
 	c.Kill()
+	removals.Add(1)
 	go func() {
+		defer removals.Done()
 		deadline := time.Now().Add(removeWait)
 		for wait := 100 * time.Microsecond; time.Now().Before(deadline); wait = min(2*wait, 50*time.Millisecond) {
 			time.Sleep(wait)
@@ -75,4 +79,21 @@ func (c *Cgroup) Remove() {
 			}
 		}
 	}()
+}
+
+// removals counts the cgroups being removed in the background.
+var removals sync.WaitGroup
+
+// AwaitRemovals waits, at most max, for the cgroups being removed in the background (Remove) to
+// be removed, so that a process that ends leaves none behind.
+func AwaitRemovals(max time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		removals.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(max):
+	}
 }
