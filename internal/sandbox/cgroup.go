@@ -22,9 +22,20 @@ type Cgroup struct {
 // cgroupSeq numbers the cgroups this process makes.
 var cgroupSeq atomic.Int64
 
-// newCgroup makes an empty cgroup under parent.
+// CgroupRoot is the cgroup under which this process makes its commands' cgroups, in the
+// hierarchy directory parent: one per rein process, named for its pid, so that one cgroup.kill
+// there ends every command rein started, and no cgroup of rein's is ever anywhere else.
+func CgroupRoot(parent string) string {
+	return filepath.Join(parent, fmt.Sprintf("rein-%d", os.Getpid()))
+}
+
+// newCgroup makes an empty cgroup under this process's root in parent (made first if need be).
 func newCgroup(parent string) (*Cgroup, error) {
-	dir := filepath.Join(parent, fmt.Sprintf("rein-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+	root := CgroupRoot(parent)
+	if err := os.Mkdir(root, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("make rein's cgroup: %w", err)
+	}
+	dir := filepath.Join(root, fmt.Sprintf("c%d", cgroupSeq.Add(1)))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("make the command's cgroup: %w", err)
 	}

@@ -247,12 +247,12 @@ func cgroupV2() (desc, dir, why string) {
 // tryCgroup makes and removes a cgroup in dir: "" if that works and the kernel has cgroup.kill
 // (Linux 5.14), else why not.
 func tryCgroup(dir string) string {
-	cg, err := newCgroup(dir)
-	if err != nil {
-		return err.Error()
+	probe := filepath.Join(dir, fmt.Sprintf("rein-probe-%d", os.Getpid()))
+	if err := os.Mkdir(probe, 0o755); err != nil {
+		return fmt.Sprintf("rein may not make cgroups in %s: %v", dir, err)
 	}
-	defer cg.Remove()
-	if _, err := os.Stat(filepath.Join(cg.dir, "cgroup.kill")); err != nil {
+	defer syscall.Rmdir(probe)
+	if _, err := os.Stat(filepath.Join(probe, "cgroup.kill")); err != nil {
 		return "this kernel's cgroups have no cgroup.kill (Linux 5.14)"
 	}
 	return ""

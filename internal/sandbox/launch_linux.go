@@ -51,6 +51,15 @@ type launch struct {
 	done chan error
 }
 
+// CgroupRoot is the cgroup under which s makes its commands' cgroups (see the package's
+// CgroupRoot), "" if it makes none: the lifeline's keeper kills and removes it when rein dies.
+func (s *Sandbox) CgroupRoot() string {
+	if !s.Holds() {
+		return ""
+	}
+	return CgroupRoot(s.sup.Cgroups)
+}
+
 // Holds reports whether s starts its commands itself (Start), from a thread confined once, in a
 // PID namespace of the sandbox's and each in a cgroup of its own: on Linux, where rein is root,
 // may make PID namespaces and may make cgroups, unless .git is to be kept read-only

@@ -13,6 +13,9 @@ type launcher struct{}
 // Holds reports whether s starts its commands itself: only on Linux.
 func (s *Sandbox) Holds() bool { return false }
 
+// CgroupRoot is Linux's; see Holds.
+func (s *Sandbox) CgroupRoot() string { return "" }
+
 // Start is Linux's; see Holds.
 func (s *Sandbox) Start(*exec.Cmd) (*Cgroup, error) {
 	return nil, errors.New("the sandbox starts commands itself only on Linux")

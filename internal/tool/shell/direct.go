@@ -69,6 +69,13 @@ func startDirect(bash, dir string, env []string, grace time.Duration, command st
 	// A sandbox that holds its commands starts the shell itself, from its confined thread, in a
 	// cgroup of its own; any other confines it through its helper.
 	held := box.Holds()
+	if held {
+		// The keeper knows where the command's cgroup will be before it is made.
+		if err := keeper.holdCgroups(bash, box.CgroupRoot()); err != nil {
+			p.closeAll(w, gateR, gateW)
+			return nil, err
+		}
+	}
 	confirm := func() error { return nil }
 	if box != nil && !held {
 		// The helper keeps the shell's pid, descriptors and attributes.
@@ -115,7 +122,7 @@ func startDirect(bash, dir string, env []string, grace time.Duration, command st
 	p.pgid = cmd.Process.Pid
 	w.Close()
 	gateR.Close()
-	if err := keeper.hold(bash, p.pgid, p.cgroup()); err != nil {
+	if err := keeper.hold(bash, p.pgid); err != nil {
 		// Closing the gate unopened ends the shell before it runs anything.
 		gateW.Close()
 		p.kill()

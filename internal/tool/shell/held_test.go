@@ -50,7 +50,7 @@ func TestSandboxHeldCommand(t *testing.T) {
 		if lines[2] != "yes" {
 			t.Errorf("the environment's REIN_HELD_TEST is %q", lines[2])
 		}
-		if want := fmt.Sprintf("/rein-%d-", os.Getpid()); !strings.Contains(lines[3], want) {
+		if want := fmt.Sprintf("/rein-%d/c", os.Getpid()); !strings.Contains(lines[3], want) {
 			t.Errorf("cgroup %q, want one named %s…", lines[3], want)
 		}
 		cgroups = append(cgroups, lines[3])

@@ -280,14 +280,6 @@ func (p *proc) release() {
 	p.ctl.Close()
 }
 
-// cgroup is the path of the command's cgroup, or "".
-func (p *proc) cgroup() string {
-	if p.cg == nil {
-		return ""
-	}
-	return p.cg.Path()
-}
-
 // signal sends sig to the group, unless the last SIGKILL was sent.
 func (p *proc) signal(sig syscall.Signal) {
 	p.mu.Lock()

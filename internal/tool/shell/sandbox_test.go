@@ -551,14 +551,19 @@ func TestSandboxDaemonDiesWithRein(t *testing.T) {
 			if !eventually(10*time.Second, func() bool { return len(marked(m)) >= want }) {
 				t.Fatalf("the command never started: %d of %d sleeps; the helper said %s", len(marked(m)), want, out)
 			}
+			// The helper's cgroups: its root, and a cgroup under it per command.
 			cgroups := func() []string {
-				l, _ := filepath.Glob(filepath.Join(sandbox.Check().Cgroups, fmt.Sprintf("rein-%d-*", helper.Process.Pid)))
+				root := filepath.Join(sandbox.Check().Cgroups, fmt.Sprintf("rein-%d", helper.Process.Pid))
+				l, _ := filepath.Glob(filepath.Join(root, "c[0-9]*"))
+				if _, err := os.Stat(root); err == nil {
+					l = append(l, root)
+				}
 				return l
 			}
 			var inits []int
 			if kind == "held" {
-				if len(cgroups()) != 1 {
-					t.Errorf("the held command's cgroups: %v, want one", cgroups())
+				if len(cgroups()) != 2 {
+					t.Errorf("the held command's cgroups: %v, want rein's and the command's", cgroups())
 				}
 				if inits = sandboxInits(helper.Process.Pid); len(inits) != 1 {
 					t.Errorf("the sandbox's PID namespaces: %v, want one", inits)
