@@ -38,6 +38,10 @@ type spec struct {
 	// of the PID namespace a sandbox's confined thread starts its commands in (see Holds), reaping
 	// the processes it inherits, until killed.
 	Init bool `json:"init,omitempty"`
+	// Lifeline, with Init, is the descriptor of a pipe whose only write end rein holds: at its
+	// end of file (rein is gone, however it died) the first process exits, and the kernel ends
+	// every process of the namespace.
+	Lifeline int `json:"lifeline,omitempty"`
 }
 
 // helper is the sandbox helper's work: args are the spec, then the path and the arguments of what
@@ -67,8 +71,12 @@ func helper(args []string) int {
 		return 0
 	}
 	if sp.Init {
+		var life *os.File
+		if sp.Lifeline >= 3 {
+			life = os.NewFile(uintptr(sp.Lifeline), "lifeline")
+		}
 		report.Close()
-		reapForever()
+		reapForever(life)
 	}
 	if len(args) < 3 {
 		return fail(errors.New("nothing to execute"))
@@ -89,9 +97,21 @@ func helper(args []string) int {
 }
 
 // reapForever is the life of a PID namespace's first process: it reaps every process whose
-// parent died (they become its children), and never returns. It ends when killed, and the kernel
-// kills every process of the namespace then.
-func reapForever() {
+// parent died (they become its children) until end of file on life (nil: until killed), then
+// exits, and the kernel kills every process of the namespace.
+func reapForever(life *os.File) {
+	gone := make(chan struct{})
+	if life != nil {
+		go func() {
+			buf := make([]byte, 64)
+			for {
+				if _, err := life.Read(buf); err != nil {
+					close(gone)
+					return
+				}
+			}
+		}()
+	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGCHLD)
 	for {
@@ -101,7 +121,11 @@ func reapForever() {
 				break
 			}
 		}
-		<-sigs
+		select {
+		case <-sigs:
+		case <-gone:
+			os.Exit(0)
+		}
 	}
 }
 

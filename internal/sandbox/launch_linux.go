@@ -42,6 +42,7 @@ type launcher struct {
 	mu     sync.Mutex
 	start  chan launch // nil until the thread is confined
 	init   *exec.Cmd   // the first process of the thread's PID namespace
+	life   *os.File    // the write end of init's lifeline: rein's death closes it, and init exits
 	closed bool
 }
 
@@ -129,6 +130,7 @@ func (s *Sandbox) Start(cmd *exec.Cmd) (*Cgroup, error) {
 func (s *Sandbox) confineThread() error {
 	type confined struct {
 		init *exec.Cmd
+		life *os.File
 		err  error
 	}
 	start, ready := make(chan launch), make(chan confined, 1)
@@ -136,7 +138,7 @@ func (s *Sandbox) confineThread() error {
 	go func() {
 		// Never unlocked: when the goroutine ends, so does its thread, namespaces and all.
 		runtime.LockOSThread()
-		init, err := s.enterNamespaces()
+		init, life, err := s.enterNamespaces()
 		if err == nil {
 			err = landlock(r, s.write, []string{os.DevNull})
 		}
@@ -144,10 +146,11 @@ func (s *Sandbox) confineThread() error {
 			err = filter(s.policy.Network)
 		}
 		if err != nil && init != nil {
+			life.Close()
 			init.Process.Kill()
 			init.Wait()
 		}
-		ready <- confined{init, err}
+		ready <- confined{init, life, err}
 		if err != nil {
 			return
 		}
@@ -159,7 +162,7 @@ func (s *Sandbox) confineThread() error {
 	if c.err != nil {
 		return c.err
 	}
-	s.launch.start, s.launch.init = start, c.init
+	s.launch.start, s.launch.init, s.launch.life = start, c.init, c.life
 	go func() {
 		// Should the namespace's first process die (every command in it dies with it), the thread
 		// ends, and the next command confines another.
@@ -168,7 +171,8 @@ func (s *Sandbox) confineThread() error {
 		defer s.launch.mu.Unlock()
 		if s.launch.start == start {
 			close(start)
-			s.launch.start, s.launch.init = nil, nil
+			c.life.Close()
+			s.launch.start, s.launch.init, s.launch.life = nil, nil, nil
 		}
 	}()
 	return nil
@@ -176,42 +180,52 @@ func (s *Sandbox) confineThread() error {
 
 // enterNamespaces gives the calling (locked) thread a mount namespace of its own and a PID
 // namespace for its children, and starts that namespace's first process: the helper, which
-// mounts its /proc, then stays.
-func (s *Sandbox) enterNamespaces() (*exec.Cmd, error) {
+// mounts its /proc, then stays until end of file on its lifeline, whose write end it returns.
+func (s *Sandbox) enterNamespaces() (*exec.Cmd, *os.File, error) {
 	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		return nil, fmt.Errorf("take a mount namespace for the sandbox's commands: %w", err)
+		return nil, nil, fmt.Errorf("take a mount namespace for the sandbox's commands: %w", err)
 	}
 	if err := unix.Unshare(unix.CLONE_NEWPID); err != nil {
-		return nil, fmt.Errorf("make a PID namespace for the sandbox's commands: %w", err)
+		return nil, nil, fmt.Errorf("make a PID namespace for the sandbox's commands: %w", err)
 	}
-	b, err := json.Marshal(spec{Contain: true, Init: true, Report: 3})
+	b, err := json.Marshal(spec{Contain: true, Init: true, Report: 3, Lifeline: 4})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	// Both pipes are created close-on-exec: no command holds an end of either.
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("create the sandbox helper's report pipe: %w", err)
+		return nil, nil, fmt.Errorf("create the sandbox helper's report pipe: %w", err)
 	}
 	defer r.Close()
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		w.Close()
+		return nil, nil, fmt.Errorf("create the sandbox namespace's lifeline: %w", err)
+	}
 	cmd := exec.Command(s.exe, helperArg, string(b))
-	cmd.ExtraFiles = []*os.File{w}
+	cmd.ExtraFiles = []*os.File{w, lifeR}
 	cmd.Dir = "/"
 	cmd.Env = []string{}
-	// Its parent is this thread, which lives as long as rein: rein's death kills it, and the
-	// kernel then every process of the namespace.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	// Its parent is this thread, which lives as long as rein; the lifeline, not a parent-death
+	// signal, ends it with rein (Go's start cannot give one to the first process of a new PID
+	// namespace: it sees a parent of pid 0 and takes it for a dead one).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()
 	w.Close()
+	lifeR.Close()
 	if err != nil {
-		return nil, fmt.Errorf("start the sandbox's PID namespace: %w", err)
+		lifeW.Close()
+		return nil, nil, fmt.Errorf("start the sandbox's PID namespace: %w", err)
 	}
 	msg, _ := io.ReadAll(io.LimitReader(r, 4<<10))
 	if len(msg) > 0 {
+		lifeW.Close()
 		cmd.Process.Kill()
 		cmd.Wait()
-		return nil, errors.New(string(msg))
+		return nil, nil, errors.New(string(msg))
 	}
-	return cmd, nil
+	return cmd, lifeW, nil
 }
 
 // closeLauncher ends the confined thread, if one was started.
@@ -221,7 +235,8 @@ func (s *Sandbox) closeLauncher() {
 	s.launch.closed = true
 	if s.launch.start != nil {
 		close(s.launch.start)
+		s.launch.life.Close()
 		s.launch.init.Process.Kill()
-		s.launch.start, s.launch.init = nil, nil
+		s.launch.start, s.launch.init, s.launch.life = nil, nil, nil
 	}
 }
