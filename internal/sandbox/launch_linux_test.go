@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,6 +38,14 @@ func TestHeldNamespaceEndsWithRein(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cmd.Process.Kill()
+			// Nothing here plays the lifeline's keeper: the helper's cgroups are removed here.
+			defer func() {
+				root := filepath.Join(s.Cgroups, fmt.Sprintf("rein-%d", cmd.Process.Pid))
+				dirs, _ := filepath.Glob(filepath.Join(root, "c[0-9]*"))
+				for _, d := range append(dirs, root) {
+					syscall.Rmdir(d)
+				}
+			}()
 			var init, command int
 			sc := bufio.NewScanner(out)
 			for sc.Scan() {
@@ -76,8 +85,7 @@ func heldHelper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The command's cgroup is left for the test to remove: nothing here plays the keeper.
-	defer cg.Remove()
+	_ = cg // left for the test to remove: nothing here plays the keeper
 	fmt.Printf("held %d %d\n", box.launch.init.Process.Pid, cmd.Process.Pid)
 	os.Stdout.Sync()
 	if os.Getenv("REIN_HELD_HELPER") == "exit" {
