@@ -72,23 +72,31 @@ medians. Percentiles are of each line alone: they do not add up.`,
 			if o.turns < 1 {
 				return exitf(exitUsage, "--turns must be at least 1")
 			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("find this rein binary: %w", err)
+			if o.rein == "" {
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("find this rein binary: %w", err)
+				}
+				o.rein = exe
 			}
-			o.rein = exe
 			return benchTurns(cmd.Context(), cmd.OutOrStdout(), o)
 		},
 	}
 	cmd.Flags().IntVar(&o.turns, "turns", 200, "how many tool turns to time")
 	cmd.Flags().StringVar(&o.sandbox, "sandbox", "", "the --sandbox mode of the rein run timed (default: rein's default here)")
+	cmd.Flags().StringVar(&o.rein, "rein", "", "the rein binary to time (default: this one), to compare two builds against the same simulator and floor")
+	cmd.Flags().BoolVar(&o.noCheckpoints, "no-checkpoints", false, "time the run without checkpoints of the workspace (its --no-checkpoints)")
+	cmd.Flags().StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the rein run timed to this file (go tool pprof reads it)")
 	return cmd
 }
 
 type benchOptions struct {
-	rein    string // the rein binary timed
-	turns   int
-	sandbox string
+	rein       string // the rein binary timed
+	turns      int
+	sandbox    string
+	cpuProfile string
+	// noCheckpoints passes --no-checkpoints: each tool turn then starts no git processes.
+	noCheckpoints bool
 }
 
 // benchTurns runs the benchmark and writes its table to out.
@@ -134,6 +142,16 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	if o.sandbox != "" {
 		args = append(args, "--sandbox", o.sandbox)
 	}
+	if o.noCheckpoints {
+		args = append(args, "--no-checkpoints")
+	}
+	if o.cpuProfile != "" {
+		abs, err := filepath.Abs(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		args = append(args, "--cpu-profile", abs)
+	}
 	args = append(args, "run `echo x` again and again")
 	cmd := exec.CommandContext(ctx, o.rein, args...)
 	cmd.Dir = ws
@@ -160,12 +178,17 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	if err != nil {
 		return err
 	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	mode := o.sandbox
 	if mode == "" {
 		mode = string(sandboxSupport().Default()) + " (rein's default here)"
 	}
 	fmt.Fprintf(out, "rein bench turns: %d tool turns of bash `echo x`, the simulator in-process at zero latency\n", o.turns)
-	fmt.Fprintf(out, "rein %s, sandbox %s\n\n", o.rein, mode)
+	ckpt := "checkpoints on (each tool turn snapshots the workspace with git, in the background)"
+	if o.noCheckpoints {
+		ckpt = "no checkpoints"
+	}
+	fmt.Fprintf(out, "rein %s, sandbox %s, %s\n\n", o.rein, mode, ckpt)
 	fmt.Fprintf(out, "%-26s %8s %8s %8s\n", "per tool turn (ms)", "p50", "p90", "p99")
 	col := func(f func(turnTimes) time.Duration) []time.Duration {
 		ds := make([]time.Duration, len(turns))
@@ -200,6 +223,13 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	row("  fsync", floor.fsync)
 	row("  loopback HTTP", floor.http)
 	fmt.Fprintf(out, "%-26s %8s\n", "  sum of the p50s", ms(pct(floor.spawn, 50)+pct(floor.fsync, 50)+pct(floor.http, 50)))
+	// The CPU time is rein's and its commands' (rein reaps them), over the whole run: its start
+	// and the closing reply too, spread over the tool turns.
+	fmt.Fprintf(out, "\nCPU time of the rein run, per tool turn: %s ms (user %s, system %s)\n",
+		ms(cpu/time.Duration(o.turns)), ms(cmd.ProcessState.UserTime()/time.Duration(o.turns)), ms(cmd.ProcessState.SystemTime()/time.Duration(o.turns)))
+	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Fprintf(out, "load average (1, 5, 15 min) at the end: %s\n", strings.Join(strings.Fields(string(load))[:3], " "))
+	}
 	return nil
 }
 

@@ -40,6 +40,7 @@ type runFlags struct {
 	checkpoints ckptFlags
 	prompt      string // -p
 	trace       string // --trace-turns (hidden; rein bench turns)
+	cpuProfile  string // --cpu-profile (hidden; rein bench turns --cpu-profile)
 	hooks       *hook.Set
 	stopHeld    bool // resume --stop: settle a held session instead of releasing it
 	web         webFlags
@@ -133,6 +134,8 @@ parked), 130 stopped, 141 standard output closed.
 	cmd.Flags().StringVar(&f.resume, "resume", "", "continue this session (an id, a unique prefix of one, or a record path)")
 	cmd.Flags().StringVar(&f.trace, "trace-turns", "", "write the time of each step of each turn to this file (for rein bench turns)")
 	cmd.Flags().MarkHidden("trace-turns")
+	cmd.Flags().StringVar(&f.cpuProfile, "cpu-profile", "", "write a CPU profile of the run to this file (for rein bench turns)")
+	cmd.Flags().MarkHidden("cpu-profile")
 	return cmd
 }
 
@@ -382,6 +385,10 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 		}
 	}
 	tr := newTurnTrace(f.trace)
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return fail(err)
+	}
 	wired, err := f.resolve(stderr)
 	if err != nil {
 		return fail(err)
@@ -432,7 +439,14 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 	// rein run's exchange awaits the child agents its model starts (agent.Config.AwaitChildren).
 	cfg.AwaitChildren = true
 	cfg.Trace = tr.agent()
-	return agent.New(cfg), ws, func() { sess.Close(); wired.close(); starting.close(); closeSandboxes(); tr.write(stderr) }, nil
+	return agent.New(cfg), ws, func() {
+		sess.Close()
+		wired.close()
+		starting.close()
+		closeSandboxes()
+		tr.write(stderr)
+		stopProfile()
+	}, nil
 }
 
 // reopen opens the session ref names ("newest": the workspace's newest) to continue it, saying so

@@ -47,8 +47,20 @@ func (r *Repo) Snapshot(ctx context.Context, session string, turn int64) (Checkp
 // even when the tree is unchanged (pointing at the head).
 func (r *Repo) snapshot(ctx context.Context, s *sess, turn int64, safety bool) (Checkpoint, error) {
 	start := time.Now()
+	// The head is read beside the staging, which does not move it: one git process less on the
+	// way of a snapshot that finds nothing changed (the loop waits for it before tools run).
+	type headResult struct {
+		commit, tree string
+		err          error
+	}
+	heads := make(chan headResult, 1)
+	go func() {
+		c, t, err := r.head(ctx, s.id)
+		heads <- headResult{c, t, err}
+	}()
 	skipped, wrote, err := r.stage(ctx, s)
 	if err != nil {
+		<-heads
 		return Checkpoint{}, err
 	}
 	tree := s.tree
@@ -58,10 +70,12 @@ func (r *Repo) snapshot(ctx context.Context, s *sess, turn int64, safety bool) (
 		s.tree = ""
 		out, err := r.git(ctx, run{args: []string{"write-tree"}, index: s.index()})
 		if err != nil {
+			<-heads
 			return Checkpoint{}, err
 		}
 		// write-tree may rewrite the index (to keep the trees it computed): backdate after it.
 		if err := backdate(s.index(), start); err != nil {
+			<-heads
 			return Checkpoint{}, err
 		}
 		tree = string(bytes.TrimSpace(out))
@@ -69,7 +83,8 @@ func (r *Repo) snapshot(ctx context.Context, s *sess, turn int64, safety bool) (
 			s.tree, s.treeStamp = tree, st
 		}
 	}
-	head, headTree, err := r.head(ctx, s.id)
+	h := <-heads
+	head, headTree, err := h.commit, h.tree, h.err
 	if err != nil {
 		return Checkpoint{}, err
 	}

@@ -113,7 +113,7 @@ func check() Support {
 			s.Contain += " (in a user namespace)"
 		}
 	}
-	s.Cgroup = cgroupV2()
+	s.Cgroup, s.Cgroups, s.CgroupsWhy = cgroupV2()
 	if p, err := exec.LookPath("bwrap"); err == nil {
 		s.Bwrap = p
 	}
@@ -204,11 +204,12 @@ func probe(exe string, userNS bool) string {
 }
 
 // cgroupV2 describes the cgroup v2 group this process is in and whether rein could make groups in
-// it ("" when there is no cgroup v2 hierarchy).
-func cgroupV2() string {
+// it ("" when there is no cgroup v2 hierarchy); dir is that group's directory when rein can make a
+// cgroup in it that cgroup.kill ends (it tries), else why says why not.
+func cgroupV2() (desc, dir, why string) {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return ""
+		return "", "", "no /proc/self/cgroup"
 	}
 	var rel string
 	for _, l := range strings.Split(string(b), "\n") {
@@ -217,11 +218,11 @@ func cgroupV2() string {
 		}
 	}
 	if rel == "" {
-		return ""
+		return "", "", "this process is in no cgroup v2 hierarchy"
 	}
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
-		return ""
+		return "", "", "no /proc/self/mountinfo"
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -231,11 +232,28 @@ func cgroupV2() string {
 		if !ok || len(fs) < 5 || !strings.HasPrefix(post, "cgroup2 ") {
 			continue
 		}
-		dir := filepath.Join(fs[4], rel)
-		if unix.Access(dir, unix.W_OK) == nil {
-			return dir + " (writable by rein)"
+		d := filepath.Join(fs[4], rel)
+		if unix.Access(d, unix.W_OK) != nil {
+			return d + " (not writable by rein)", "", "rein may not make cgroups in " + d
 		}
-		return dir + " (not writable by rein)"
+		if why := tryCgroup(d); why != "" {
+			return d + " (writable by rein)", "", why
+		}
+		return d + " (writable by rein)", d, ""
+	}
+	return "", "", "no cgroup v2 hierarchy is mounted"
+}
+
+// tryCgroup makes and removes a cgroup in dir: "" if that works and the kernel has cgroup.kill
+// (Linux 5.14), else why not.
+func tryCgroup(dir string) string {
+	probe := filepath.Join(dir, fmt.Sprintf("rein-probe-%d", os.Getpid()))
+	if err := os.Mkdir(probe, 0o755); err != nil {
+		return fmt.Sprintf("rein may not make cgroups in %s: %v", dir, err)
+	}
+	defer syscall.Rmdir(probe)
+	if _, err := os.Stat(filepath.Join(probe, "cgroup.kill")); err != nil {
+		return "this kernel's cgroups have no cgroup.kill (Linux 5.14)"
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"syscall"
 
@@ -33,6 +34,14 @@ type spec struct {
 	Report int `json:"report"`
 	// Probe: set up the namespaces, then exit 0 instead of confining and executing anything.
 	Probe bool `json:"probe,omitempty"`
+	// Init: set up the namespaces, close the report descriptor, then stay, as the first process
+	// of the PID namespace a sandbox's confined thread starts its commands in (see Holds), reaping
+	// the processes it inherits, until killed.
+	Init bool `json:"init,omitempty"`
+	// Lifeline, with Init, is the descriptor of a pipe whose only write end rein holds: at its
+	// end of file (rein is gone, however it died) the first process exits, and the kernel ends
+	// every process of the namespace.
+	Lifeline int `json:"lifeline,omitempty"`
 }
 
 // helper is the sandbox helper's work: args are the spec, then the path and the arguments of what
@@ -61,6 +70,14 @@ func helper(args []string) int {
 	if sp.Probe {
 		return 0
 	}
+	if sp.Init {
+		var life *os.File
+		if sp.Lifeline >= 3 {
+			life = os.NewFile(uintptr(sp.Lifeline), "lifeline")
+		}
+		report.Close()
+		reapForever(life)
+	}
 	if len(args) < 3 {
 		return fail(errors.New("nothing to execute"))
 	}
@@ -77,6 +94,39 @@ func helper(args []string) int {
 	}
 	err := syscall.Exec(args[1], args[2:], os.Environ())
 	return fail(fmt.Errorf("execute %s: %w", args[1], err))
+}
+
+// reapForever is the life of a PID namespace's first process: it reaps every process whose
+// parent died (they become its children) until end of file on life (nil: until killed), then
+// exits, and the kernel kills every process of the namespace.
+func reapForever(life *os.File) {
+	gone := make(chan struct{})
+	if life != nil {
+		go func() {
+			buf := make([]byte, 64)
+			for {
+				if _, err := life.Read(buf); err != nil {
+					close(gone)
+					return
+				}
+			}
+		}()
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGCHLD)
+	for {
+		for {
+			var ws syscall.WaitStatus
+			if pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil); pid <= 0 || err != nil {
+				break
+			}
+		}
+		select {
+		case <-sigs:
+		case <-gone:
+			os.Exit(0)
+		}
+	}
 }
 
 // namespace sets up the mount namespace the helper starts in: nothing it mounts reaches the

@@ -193,6 +193,7 @@ type Sandbox struct {
 	write     []string // the writable directories, resolved
 	sup       Support
 	exe       string // the helper's executable (Linux)
+	launch    launcher
 }
 
 // Config says what New needs besides the policy.
@@ -264,11 +265,14 @@ func (s *Sandbox) TempDir() string { return s.temp }
 // Writable lists the directories a command may write, resolved.
 func (s *Sandbox) Writable() []string { return slices.Clone(s.write) }
 
-// Close removes the sandbox's temporary directory and all it holds.
+// Close removes the sandbox's temporary directory and all it holds, once the cgroups of its
+// commands are removed.
 func (s *Sandbox) Close() error {
 	if s == nil {
 		return nil
 	}
+	s.closeLauncher()
+	AwaitRemovals(removeWait)
 	return os.RemoveAll(s.temp)
 }
 

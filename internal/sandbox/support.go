@@ -24,8 +24,15 @@ type Support struct {
 	Contain    string
 	ContainWhy string
 	Namespaces bool
-	// Cgroup and Bwrap describe what else the machine has, for the report: a cgroup v2 hierarchy
-	// rein could write, bubblewrap. rein uses neither.
+	// Cgroups is the cgroup v2 directory in which rein makes a cgroup per command (Linux: rein's
+	// own cgroup, where rein may make cgroups that cgroup.kill ends), "" when there is none, and
+	// CgroupsWhy why not. Where there is one, Sandbox.Start holds each command in a cgroup of its
+	// own, started from a thread confined once, instead of a helper and a PID namespace per
+	// command (see Sandbox.Holds).
+	Cgroups    string
+	CgroupsWhy string
+	// Cgroup and Bwrap describe what else the machine has, for the report: the cgroup v2
+	// hierarchy rein is in, bubblewrap (not used).
 	Cgroup string
 	Bwrap  string
 	// Forced, when set, is a reason to refuse every confined command: a test switch for the path
@@ -82,7 +89,9 @@ func (s Support) Report(w io.Writer) {
 		fmt.Fprintf(w, "  forced unsupported: %s\n", s.Forced)
 	}
 	s.report(w)
-	if s.Contain != "" {
+	if s.Cgroups != "" {
+		fmt.Fprintf(w, "  processes: a cgroup per command, under %s: whatever a command starts, a setsid daemon too, ends with its call and with rein\n", s.Cgroups)
+	} else if s.Contain != "" {
 		fmt.Fprintf(w, "  processes: %s: whatever a command starts, a setsid daemon too, ends with its call and with rein\n", s.Contain)
 	} else {
 		fmt.Fprintf(w, "  processes: not contained (%s): a command's process group ends with its call, but a process that leaves the group (setsid, set -m) can outlive it\n", s.ContainWhy)
@@ -92,8 +101,11 @@ func (s Support) Report(w io.Writer) {
 	} else if s.Seatbelt == "" {
 		fmt.Fprintf(w, "  --protect-git: not available (it needs a mount namespace: %s)\n", s.ContainWhy)
 	}
-	if s.Cgroup != "" {
-		fmt.Fprintf(w, "  cgroup v2: %s; not used: rein holds a command's processes with a PID namespace\n", s.Cgroup)
+	switch {
+	case s.Cgroups != "":
+		fmt.Fprintf(w, "  commands start from one thread of rein confined once, each in a cgroup of its own (with --protect-git, a helper and namespaces per command)\n")
+	case s.Cgroup != "":
+		fmt.Fprintf(w, "  cgroup v2: %s; not used (%s): rein holds a command's processes with a PID namespace\n", s.Cgroup, s.CgroupsWhy)
 	}
 	if s.Bwrap != "" {
 		fmt.Fprintf(w, "  bubblewrap: %s (not used: rein sets up the namespaces itself)\n", s.Bwrap)

@@ -12,7 +12,9 @@ type anthropicWire struct{}
 
 func (anthropicWire) format() Format                           { return Anthropic }
 func (anthropicWire) validate(body []byte) *provider.Violation { return anthropic.Validate(body) }
-func (anthropicWire) read(body []byte) view                    { return readAnthropic(body) }
+func (anthropicWire) read(body []byte, c *readCache) view      { return readAnthropic(body, c) }
+func (anthropicWire) validator() provider.Validator            { return anthropic.NewValidator() }
+func (anthropicWire) items() string                            { return "messages" }
 func (anthropicWire) requestIDHeader() string                  { return "request-id" }
 
 func (anthropicWire) frames(p *plan) []frame {

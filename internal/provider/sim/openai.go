@@ -16,7 +16,9 @@ type chatWire struct{}
 
 func (chatWire) format() Format                           { return Chat }
 func (chatWire) validate(body []byte) *provider.Violation { return openai.ValidateChat(body) }
-func (chatWire) read(body []byte) view                    { return readChat(body) }
+func (chatWire) read(body []byte, _ *readCache) view      { return readChat(body) }
+func (chatWire) validator() provider.Validator            { return openai.NewChatValidator() }
+func (chatWire) items() string                            { return "messages" }
 func (chatWire) requestIDHeader() string                  { return "x-request-id" }
 
 func (chatWire) frames(p *plan) []frame {
@@ -116,7 +118,9 @@ type responsesWire struct{}
 
 func (responsesWire) format() Format                           { return Responses }
 func (responsesWire) validate(body []byte) *provider.Violation { return openai.ValidateResponses(body) }
-func (responsesWire) read(body []byte) view                    { return readResponses(body) }
+func (responsesWire) read(body []byte, _ *readCache) view      { return readResponses(body) }
+func (responsesWire) validator() provider.Validator            { return openai.NewResponsesValidator() }
+func (responsesWire) items() string                            { return "input" }
 func (responsesWire) requestIDHeader() string                  { return "x-request-id" }
 
 // Responses item ids start with the prefix the API expects of ids sent back in input (msg_, fc_,

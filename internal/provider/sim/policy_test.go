@@ -112,7 +112,7 @@ func FuzzRead(f *testing.F) {
 	}
 	f.Add([]byte(`{"input":"list files","messages":"x","tools":[{"function":null}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, v := range []view{readAnthropic(b), readChat(b), readResponses(b)} {
+		for _, v := range []view{readAnthropic(b, nil), readChat(b), readResponses(b)} {
 			st := policy(v, DefaultModel, 3)
 			fromStep(st, func() string { return "id" }).measure(v)
 		}

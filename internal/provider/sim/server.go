@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"net"
 	"net/http"
@@ -62,9 +63,12 @@ type Server struct {
 
 	mu    sync.Mutex
 	epoch string // per server, so call ids are unique across simulator processes
-	queue queue
-	log   []*Request
-	n     int // replies and calls minted, for ids
+	// conversations are what is kept of recent conversations (recall, keep).
+	conversations map[string]*conversation
+	uses          int64
+	queue         queue
+	log           []*Request
+	n             int // replies and calls minted, for ids
 }
 
 // Request is one request the simulator received and what it did with it.
@@ -211,7 +215,9 @@ func (s *Server) serve(w wire) http.Handler {
 			refuse(413, Unplayable, w.errorBody(413, typ, code, "could not read the request body: "+readErr.Error(), "", reqID))
 			return
 		}
-		if v := w.validate(body); v != nil {
+		key, c := s.recall(w, r.Header.Get(ConversationHeader), body)
+		defer s.keep(key, c)
+		if v := c.v.Validate(body); v != nil {
 			s.set(rec, func(r *Request) { r.Violation = v })
 			refuse(400, Refused, w.errorBody(400, "invalid_request_error", "", v.Message, v.Path, reqID))
 			return
@@ -222,7 +228,7 @@ func (s *Server) serve(w wire) http.Handler {
 				return
 			}
 		}
-		v := w.read(body)
+		v := w.read(body, &c.read)
 		conv := r.Header.Get(ConversationHeader)
 		if conv == "" {
 			conv = v.first
@@ -272,6 +278,76 @@ func (s *Server) serve(w wire) http.Handler {
 		}
 	})
 }
+
+// maxConversations bounds the conversations whose validator and reading the simulator keeps.
+const maxConversations = 1024
+
+// conversation is what the simulator keeps of one conversation's last request, so that the next
+// costs what changed: its incremental validator (provider.Incremental, whose verdict is exactly
+// the whole validator's) and its reading (readCache).
+type conversation struct {
+	v    provider.Validator
+	read readCache
+	used int64
+}
+
+// recall returns the conversation body belongs to: the header's, else the one whose conversation
+// array starts with the same element. A wrong guess costs time, never a verdict or a reading
+// (both judge any body exactly). A conversation serves one request at a time: one in use is out
+// of the map until put back.
+func (s *Server) recall(w wire, conv string, body []byte) (string, *conversation) {
+	key := string(w.format()) + "\x00"
+	f, ok := topFields(body)
+	var els [][]byte
+	if ok {
+		els, ok = elements(f[w.items()])
+	}
+	switch {
+	case conv != "":
+		key += "h" + conv
+	case ok && len(els) > 0:
+		var h maphash.Hash
+		h.SetSeed(conversationSeed)
+		h.Write(els[0])
+		key += fmt.Sprintf("b%x", h.Sum64())
+	}
+	s.mu.Lock()
+	c := s.conversations[key]
+	delete(s.conversations, key)
+	s.mu.Unlock()
+	if c == nil {
+		c = &conversation{v: w.validator()}
+	}
+	c.read.fields, c.read.items = nil, nil
+	if ok {
+		c.read.fields, c.read.items = f, els // read splits the body no second time
+	}
+	return key, c
+}
+
+// keep keeps c for the conversation's next request, dropping the longest unused beyond
+// maxConversations.
+func (s *Server) keep(key string, c *conversation) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conversations == nil {
+		s.conversations = map[string]*conversation{}
+	}
+	s.uses++
+	c.used = s.uses
+	s.conversations[key] = c
+	if len(s.conversations) > maxConversations {
+		oldest, at := "", s.uses
+		for k, e := range s.conversations {
+			if e.used < at {
+				oldest, at = k, e.used
+			}
+		}
+		delete(s.conversations, oldest)
+	}
+}
+
+var conversationSeed = maphash.MakeSeed()
 
 // status answers with a scripted HTTP error and the provider's error body.
 func (s *Server) status(rw http.ResponseWriter, w wire, st Step, reqID string) {

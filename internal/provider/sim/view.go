@@ -87,7 +87,9 @@ func textOf(raw json.RawMessage) string {
 	return b.String()
 }
 
-func readAnthropic(body []byte) view {
+// readAnthropicWhole reads an Anthropic request by decoding all of it: the reference readAnthropic
+// (fastread.go) must agree with, and its fallback.
+func readAnthropicWhole(body []byte) view {
 	var req struct {
 		Model    string          `json:"model"`
 		Stream   bool            `json:"stream"`
@@ -103,47 +105,58 @@ func readAnthropic(body []byte) view {
 	v.thinking = req.Thinking != nil && req.Thinking.Type != "" && req.Thinking.Type != "disabled"
 	v.signs = true
 	v.tools = functionNames(req.Tools)
-	var msgs []struct {
-		Role    string          `json:"role"`
-		Content json.RawMessage `json:"content"`
-	}
+	var msgs []anthropicMessage
 	_ = json.Unmarshal(req.Messages, &msgs)
 	for _, m := range msgs {
-		var blocks []struct {
-			Type    string          `json:"type"`
-			Text    string          `json:"text"`
-			Content json.RawMessage `json:"content"`
-			IsError bool            `json:"is_error"`
-		}
-		if json.Unmarshal(m.Content, &blocks) != nil {
-			if m.Role == "user" {
-				v.userText(textOf(m.Content))
-			}
-			continue
-		}
-		var texts []string
-		var results []result
-		calls := false
-		for _, b := range blocks {
-			switch b.Type {
-			case "text":
-				texts = append(texts, b.Text)
-			case "tool_result":
-				results = append(results, result{text: textOf(b.Content), isError: b.IsError})
-			case "tool_use":
-				calls = true
-			}
-		}
-		switch {
-		case m.Role == "assistant" && calls:
-			v.rounds++
-		case m.Role == "user" && len(results) > 0:
-			v.results = append(v.results, results...)
-		case m.Role == "user":
-			v.userText(strings.Join(texts, "\n"))
-		}
+		v.anthropic(m)
 	}
 	return v
+}
+
+// anthropicMessage is a message of an Anthropic request as the view reads it.
+type anthropicMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// anthropicBlock is a content block as the view reads it.
+type anthropicBlock struct {
+	Type    string          `json:"type"`
+	Text    string          `json:"text"`
+	Content json.RawMessage `json:"content"`
+	IsError bool            `json:"is_error"`
+}
+
+// anthropic reads the next message of the conversation into v.
+func (v *view) anthropic(m anthropicMessage) {
+	var blocks []anthropicBlock
+	if json.Unmarshal(m.Content, &blocks) != nil {
+		if m.Role == "user" {
+			v.userText(textOf(m.Content))
+		}
+		return
+	}
+	var texts []string
+	var results []result
+	calls := false
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			texts = append(texts, b.Text)
+		case "tool_result":
+			results = append(results, result{text: textOf(b.Content), isError: b.IsError})
+		case "tool_use":
+			calls = true
+		}
+	}
+	switch {
+	case m.Role == "assistant" && calls:
+		v.rounds++
+	case m.Role == "user" && len(results) > 0:
+		v.results = append(v.results, results...)
+	case m.Role == "user":
+		v.userText(strings.Join(texts, "\n"))
+	}
 }
 
 func readChat(body []byte) view {

@@ -23,7 +23,12 @@ const (
 type wire interface {
 	format() Format
 	validate(body []byte) *provider.Violation
-	read(body []byte) view
+	// validator is an incremental validator for one conversation's requests, whose verdicts are
+	// exactly validate's; items is the top-level key of the array the conversation is in.
+	validator() provider.Validator
+	items() string
+	// read reads a request the validator accepted; c is what its conversation kept of the last.
+	read(body []byte, c *readCache) view
 	// frames is the whole stream of a plan, terminating events included.
 	frames(p *plan) []frame
 	// streamError is the mid-stream error event; seq is the number of frames already sent.

@@ -66,8 +66,18 @@ func startDirect(bash, dir string, env []string, grace time.Duration, command st
 	// a program that would prompt on /dev/tty (sudo, ssh) fails at once instead of stopping the
 	// group or writing over the person's terminal. On Linux, a parent-death signal too.
 	cmd.SysProcAttr = directProcAttr()
+	// A sandbox that holds its commands starts the shell itself, from its confined thread, in a
+	// cgroup of its own; any other confines it through its helper.
+	held := box.Holds()
+	if held {
+		// The keeper knows where the command's cgroup will be before it is made.
+		if err := keeper.holdCgroups(bash, box.CgroupRoot()); err != nil {
+			p.closeAll(w, gateR, gateW)
+			return nil, err
+		}
+	}
 	confirm := func() error { return nil }
-	if box != nil {
+	if box != nil && !held {
 		// The helper keeps the shell's pid, descriptors and attributes.
 		if confirm, err = box.Confine(cmd); err != nil {
 			p.closeAll(w, gateR, gateW)
@@ -78,12 +88,18 @@ func startDirect(bash, dir string, env []string, grace time.Duration, command st
 
 	// Linux sends the parent-death signal when the thread that forked the child exits, not the
 	// process; Go may retire a thread. So the fork and the waits happen on one locked thread that
-	// outlives the shell.
+	// outlives the shell (or, held, on the sandbox's confined thread, which lives as long as rein).
 	started := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
+		var err error
+		if held {
+			p.cg, err = box.Start(cmd)
+		} else {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			err = cmd.Start()
+		}
+		if err != nil {
 			started <- err
 			return
 		}
@@ -98,6 +114,9 @@ func startDirect(bash, dir string, env []string, grace time.Duration, command st
 	p.refused = confirm()
 	if err != nil {
 		p.closeAll(w, gateR, gateW)
+		if held {
+			return nil, err // the sandbox's refusal, or why its start failed
+		}
 		return nil, fmt.Errorf("start %s: %w", bash, err)
 	}
 	p.pgid = cmd.Process.Pid

@@ -124,6 +124,9 @@ type proc struct {
 	// (startDirect); cmd is then the shell's, whose end gives the exit status.
 	direct bool
 	cmd    *exec.Cmd
+	// cg is the cgroup a held command runs in (sandbox.Sandbox.Holds): the last SIGKILL goes to
+	// it too, which ends the processes that left the group.
+	cg *sandbox.Cgroup
 
 	waitErr error
 	rep     report
@@ -136,11 +139,12 @@ type proc struct {
 // nil. When box cannot confine it, start returns box's refusal (a *sandbox.UnsupportedError) and
 // runs nothing; when the sandbox failed to apply, the command did not run and p.refused says why.
 //
-// Under a sandbox that contains processes (a PID namespace per command) the command runs under a
-// supervisor of its own (startSupervised); otherwise its shell is rein's child and the lifeline's
-// keeper holds it (startDirect), which costs one process instead of three.
+// Under a sandbox that contains processes with a PID namespace per command, the command runs under
+// a supervisor of its own (startSupervised); otherwise its shell is rein's child and the
+// lifeline's keeper holds it (startDirect), which costs one process instead of three. A sandbox
+// that holds its commands in cgroups (sandbox.Sandbox.Holds) starts them directly too.
 func start(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {
-	if box.Contains() {
+	if box.Contains() && !box.Holds() {
 		return startSupervised(bash, dir, env, grace, command, out, c, box)
 	}
 	return startDirect(bash, dir, env, grace, command, out, c, box)
@@ -268,6 +272,9 @@ func (p *proc) watch() {
 const escapeWait = 100 * time.Millisecond
 
 func (p *proc) release() {
+	if p.cg != nil {
+		p.cg.Remove()
+	}
 	p.r.Close()
 	p.lifeline.Close()
 	p.ctl.Close()
@@ -287,6 +294,9 @@ func (p *proc) signal(sig syscall.Signal) {
 func (p *proc) kill() {
 	p.mu.Lock()
 	syscall.Kill(-p.pgid, syscall.SIGKILL)
+	if p.cg != nil {
+		p.cg.Kill()
+	}
 	p.final = true
 	p.mu.Unlock()
 	if p.direct {

@@ -22,9 +22,8 @@ import (
 	"github.com/reinhq/rein/internal/tool"
 )
 
-// testSandbox is the sandbox the tests' tools run under: "" for none, "confined" for Landlock and
-// seccomp without a PID namespace (so $$ is the supervisor's pid as rein sees it, which many
-// tests read), "contained" for all of it. TestSandboxedSuites sets it.
+// testSandbox is the sandbox the tests' tools run under: "" for none, or a kind of kindBox's.
+// TestSandboxedSuites sets it.
 var testSandbox string
 
 // boxFor makes the sandbox testSandbox names for a tool in workspace dir, or nil.
@@ -32,11 +31,7 @@ func boxFor(t testing.TB, dir string) *sandbox.Sandbox {
 	if testSandbox == "" {
 		return nil
 	}
-	sup := sandbox.Check()
-	if testSandbox == "confined" {
-		sup.Contain, sup.ContainWhy, sup.Namespaces = "", "left out by the test", false
-	}
-	return newBox(t, sandbox.Policy{Mode: sandbox.WorkspaceWrite}, dir, &sup)
+	return kindBox(t, testSandbox, sandbox.Policy{Mode: sandbox.WorkspaceWrite}, dir)
 }
 
 // newBox makes a sandbox for workspace dir, with its temporary directory under a directory of the
@@ -59,8 +54,8 @@ func requireSandbox(t testing.TB, contain bool) {
 	why := ""
 	if err := sup.Enforce(sandbox.Policy{Mode: sandbox.WorkspaceWrite}); err != nil {
 		why = err.Error()
-	} else if contain && sup.Contain == "" {
-		why = "processes cannot be contained here: " + sup.ContainWhy
+	} else if contain && sup.Contain == "" && sup.Cgroups == "" {
+		why = "processes cannot be contained here: " + sup.ContainWhy + "; " + sup.CgroupsWhy
 	}
 	if why == "" {
 		return
@@ -102,24 +97,23 @@ func TestSandboxedSuites(t *testing.T) {
 	} {
 		t.Run("confined/"+tt.name, tt.f)
 	}
-	if sandbox.Check().Contain == "" {
-		t.Logf("not run contained: %s", sandbox.Check().ContainWhy)
-		return
-	}
-	testSandbox = "contained"
-	for _, tt := range []struct {
-		name string
-		f    func(*testing.T)
-	}{
-		{"OutputAndExitCodes", TestOutputAndExitCodes},
-		{"OutputKeepsHeadAndTail", TestOutputKeepsHeadAndTail},
-		{"WorkingDirectoryPersists", TestWorkingDirectoryPersists},
-		{"EnvironmentDropsSecrets", TestEnvironmentDropsSecrets},
-		{"CancelledBeforeStart", TestCancelledBeforeStart},
-		{"Conformance", TestConformance},
-		{"ControlLeavesNoFile", TestControlLeavesNoFile},
-	} {
-		t.Run("contained/"+tt.name, tt.f)
+	for _, kind := range containKinds(t) {
+		testSandbox = kind
+		suite := []struct {
+			name string
+			f    func(*testing.T)
+		}{
+			{"OutputAndExitCodes", TestOutputAndExitCodes},
+			{"OutputKeepsHeadAndTail", TestOutputKeepsHeadAndTail},
+			{"WorkingDirectoryPersists", TestWorkingDirectoryPersists},
+			{"EnvironmentDropsSecrets", TestEnvironmentDropsSecrets},
+			{"CancelledBeforeStart", TestCancelledBeforeStart},
+			{"Conformance", TestConformance},
+			{"ControlLeavesNoFile", TestControlLeavesNoFile},
+		}
+		for _, tt := range suite {
+			t.Run(kind+"/"+tt.name, tt.f)
+		}
 	}
 }
 
@@ -202,25 +196,55 @@ func TestSandboxWrites(t *testing.T) {
 	}
 }
 
-// sandboxKinds are the sandboxes a test runs under: Landlock and seccomp alone, and with the PID
-// namespace where the machine grants it.
+// sandboxKinds are the sandboxes a test runs under: Landlock and seccomp alone, and with each way
+// of holding a command's processes the machine grants (containKinds).
 func sandboxKinds(t *testing.T) []string {
-	kinds := []string{"confined"}
-	if sandbox.Check().Contain != "" {
+	return append([]string{"confined"}, containKinds(t)...)
+}
+
+// containKinds are the ways of holding every process of a command this machine grants:
+// "contained", the helper starting each command in a PID namespace of its own, and "held", the
+// sandbox's confined thread starting each command in the sandbox's PID namespace and a cgroup of
+// its own. In both, $$ is not the shell's pid as rein sees it.
+func containKinds(t testing.TB) []string {
+	var kinds []string
+	sup := sandbox.Check()
+	if sup.Contain != "" {
 		kinds = append(kinds, "contained")
 	} else {
-		t.Logf("not run contained: %s", sandbox.Check().ContainWhy)
+		t.Logf("not run contained: %s", sup.ContainWhy)
+	}
+	if sup.Cgroups != "" {
+		kinds = append(kinds, "held")
+	} else {
+		t.Logf("not run held: %s", sup.CgroupsWhy)
 	}
 	return kinds
 }
 
-// kindBox makes a sandbox of a kind (see sandboxKinds) for workspace ws under policy p.
+// kindBox makes a sandbox of a kind for workspace ws under policy p: "confined" for Landlock and
+// seccomp alone, in a helper per command (so $$ is the shell's pid as rein sees it, which many
+// tests read), or one of containKinds.
 func kindBox(t testing.TB, kind string, p sandbox.Policy, ws string) *sandbox.Sandbox {
 	sup := sandbox.Check()
-	if kind == "confined" {
+	switch kind {
+	case "confined":
 		sup.Contain, sup.ContainWhy, sup.Namespaces = "", "left out by the test", false
+		sup.Cgroups, sup.CgroupsWhy = "", "left out by the test"
+	case "contained":
+		sup.Cgroups, sup.CgroupsWhy = "", "left out by the test"
+	case "held":
+		if sup.Cgroups == "" {
+			t.Fatalf("no cgroup for commands here: %s", sup.CgroupsWhy)
+		}
+	default:
+		t.Fatalf("no sandbox kind %q", kind)
 	}
-	return newBox(t, p, ws, &sup)
+	box := newBox(t, p, ws, &sup)
+	if box.Holds() != (kind == "held") {
+		t.Fatalf("kind %s: the sandbox holds its commands: %v", kind, box.Holds())
+	}
+	return box
 }
 
 // TestSandboxStaysWritable: the workspace, the temporary directory and /dev/null take every kind
@@ -440,19 +464,21 @@ func TestSandboxContainsDaemons(t *testing.T) {
 				t.Fatalf("without the sandbox nothing escaped: the test cannot fail")
 			}
 
-			m = marker()
-			ws := t.TempDir()
-			sh, err := New(ws, Options{Sandbox: kindBox(t, "contained", sandbox.Policy{Mode: sandbox.WorkspaceWrite}, ws)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r := run(t, sh, fmt.Sprintf(d.command, m)); r.Outcome != record.OK {
-				t.Fatalf("%s %q", r.Outcome, r.Content)
-			}
-			if !eventually(2*time.Second, func() bool { return len(marked(m)) == 0 }) {
-				left := marked(m)
-				killAll(left)
-				t.Errorf("processes %v outlived their call", left)
+			for _, kind := range containKinds(t) {
+				m = marker()
+				ws := t.TempDir()
+				sh, err := New(ws, Options{Sandbox: kindBox(t, kind, sandbox.Policy{Mode: sandbox.WorkspaceWrite}, ws)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := run(t, sh, fmt.Sprintf(d.command, m)); r.Outcome != record.OK {
+					t.Fatalf("%s: %s %q", kind, r.Outcome, r.Content)
+				}
+				if !eventually(2*time.Second, func() bool { return len(marked(m)) == 0 }) {
+					left := marked(m)
+					killAll(left)
+					t.Errorf("%s: processes %v outlived their call", kind, left)
+				}
 			}
 		})
 	}
@@ -468,62 +494,98 @@ func bomb(m string, depth int) string {
 // the contained sandbox, within the grace period.
 func TestSandboxStopEndsBombAndDaemon(t *testing.T) {
 	requireSandbox(t, true)
-	const depth = 6
-	want := 1<<(depth+1) - 1 + 1
-	m := marker()
-	ws := t.TempDir()
-	sh, err := New(ws, Options{Grace: 500 * time.Millisecond, Sandbox: kindBox(t, "contained", sandbox.Policy{Mode: sandbox.WorkspaceWrite}, ws)})
-	if err != nil {
-		t.Fatal(err)
+	for _, kind := range containKinds(t) {
+		t.Run(kind, func(t *testing.T) {
+			const depth = 6
+			want := 1<<(depth+1) - 1 + 1
+			m := marker()
+			ws := t.TempDir()
+			sh, err := New(ws, Options{Grace: 500 * time.Millisecond, Sandbox: kindBox(t, kind, sandbox.Policy{Mode: sandbox.WorkspaceWrite}, ws)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan tool.Result, 1)
+			go func() { done <- sh.Run(ctx, bashCall(bomb(m, depth), 0)) }()
+			if !eventually(10*time.Second, func() bool { return len(marked(m)) >= want }) {
+				cancel()
+				t.Fatalf("the bomb never grew: %d of %d sleeps", len(marked(m)), want)
+			}
+			stopped := time.Now()
+			cancel()
+			if r := <-done; r.Outcome != record.Interrupted {
+				t.Errorf("outcome %s: %q", r.Outcome, r.Content)
+			}
+			if !eventually(3*time.Second, func() bool { return len(marked(m)) == 0 }) {
+				left := marked(m)
+				killAll(left)
+				t.Fatalf("%d processes outlived the Stop", len(left))
+			}
+			t.Logf("%d processes gone %v after Stop", want, time.Since(stopped))
+		})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan tool.Result, 1)
-	go func() { done <- sh.Run(ctx, bashCall(bomb(m, depth), 0)) }()
-	if !eventually(10*time.Second, func() bool { return len(marked(m)) >= want }) {
-		cancel()
-		t.Fatalf("the bomb never grew: %d of %d sleeps", len(marked(m)), want)
-	}
-	stopped := time.Now()
-	cancel()
-	if r := <-done; r.Outcome != record.Interrupted {
-		t.Errorf("outcome %s: %q", r.Outcome, r.Content)
-	}
-	if !eventually(3*time.Second, func() bool { return len(marked(m)) == 0 }) {
-		left := marked(m)
-		killAll(left)
-		t.Fatalf("%d processes outlived the Stop", len(left))
-	}
-	t.Logf("%d processes gone %v after Stop", want, time.Since(stopped))
 }
 
 // TestSandboxDaemonDiesWithRein: rein killed with SIGKILL takes a daemon that left the group
-// with it, under the contained sandbox.
+// with it, under each way of containing a command; a command held in a cgroup leaves no cgroup
+// behind either, nor the sandbox's PID namespace (its first process dies with rein).
 func TestSandboxDaemonDiesWithRein(t *testing.T) {
 	if os.Getenv("REIN_SHELL_HELPER") != "" {
 		t.Skip("in the helper")
 	}
 	requireSandbox(t, true)
-	m := marker()
-	dir := t.TempDir()
-	helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsBash$", "-test.v")
-	helper.Env = append(os.Environ(), "REIN_SHELL_HELPER="+dir, "REIN_SHELL_CONTROL="+testControl.name, "REIN_SHELL_SANDBOX=contained",
-		"REIN_SHELL_HELPER_CMD="+bomb(m, 3))
-	out := &strings.Builder{}
-	helper.Stdout, helper.Stderr = out, out
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer helper.Process.Kill()
-	want := 1<<4 - 1 + 1
-	if !eventually(10*time.Second, func() bool { return len(marked(m)) >= want }) {
-		t.Fatalf("the command never started: %d of %d sleeps; the helper said %s", len(marked(m)), want, out)
-	}
-	helper.Process.Signal(syscall.SIGKILL)
-	helper.Wait()
-	if !eventually(2*time.Second, func() bool { return len(marked(m)) == 0 }) {
-		left := marked(m)
-		killAll(left)
-		t.Fatalf("%d processes outlived their rein", len(left))
+	for _, kind := range containKinds(t) {
+		t.Run(kind, func(t *testing.T) {
+			m := marker()
+			dir := t.TempDir()
+			helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsBash$", "-test.v")
+			helper.Env = append(os.Environ(), "REIN_SHELL_HELPER="+dir, "REIN_SHELL_CONTROL="+testControl.name, "REIN_SHELL_SANDBOX="+kind,
+				"REIN_SHELL_HELPER_CMD="+bomb(m, 3))
+			out := &strings.Builder{}
+			helper.Stdout, helper.Stderr = out, out
+			if err := helper.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer helper.Process.Kill()
+			want := 1<<4 - 1 + 1
+			if !eventually(10*time.Second, func() bool { return len(marked(m)) >= want }) {
+				t.Fatalf("the command never started: %d of %d sleeps; the helper said %s", len(marked(m)), want, out)
+			}
+			// The helper's cgroups: its root, and a cgroup under it per command.
+			cgroups := func() []string {
+				root := filepath.Join(sandbox.Check().Cgroups, fmt.Sprintf("rein-%d", helper.Process.Pid))
+				l, _ := filepath.Glob(filepath.Join(root, "c[0-9]*"))
+				if _, err := os.Stat(root); err == nil {
+					l = append(l, root)
+				}
+				return l
+			}
+			var inits []int
+			if kind == "held" {
+				if len(cgroups()) != 2 {
+					t.Errorf("the held command's cgroups: %v, want rein's and the command's", cgroups())
+				}
+				if inits = sandboxInits(helper.Process.Pid); len(inits) != 1 {
+					t.Errorf("the sandbox's PID namespaces: %v, want one", inits)
+				}
+			}
+			helper.Process.Signal(syscall.SIGKILL)
+			helper.Wait()
+			if !eventually(2*time.Second, func() bool { return len(marked(m)) == 0 }) {
+				left := marked(m)
+				killAll(left)
+				t.Fatalf("%d processes outlived their rein", len(left))
+			}
+			if kind == "held" && !eventually(2*time.Second, func() bool { return len(cgroups()) == 0 }) {
+				t.Errorf("cgroups %v outlived their rein", cgroups())
+			}
+			for _, p := range inits {
+				if !eventually(2*time.Second, func() bool { return !alive(p) }) {
+					syscall.Kill(p, syscall.SIGKILL)
+					t.Errorf("the sandbox's namespace (its first process %d) outlived its rein", p)
+				}
+			}
+		})
 	}
 }
 
@@ -700,7 +762,7 @@ func bool2int(b bool) int {
 // its result, unconfined, under Landlock and seccomp (the helper re-executed), and in a PID
 // namespace too. It reports the median and the 99th percentile.
 func BenchmarkSandbox(b *testing.B) {
-	kinds := []string{"off", "confined", "contained"}
+	kinds := []string{"off", "confined", "contained", "held"}
 	for _, kind := range kinds {
 		b.Run(kind, func(b *testing.B) {
 			ws := b.TempDir()
@@ -710,6 +772,11 @@ func BenchmarkSandbox(b *testing.B) {
 			case "contained":
 				if sandbox.Check().Contain == "" {
 					b.Skip(sandbox.Check().ContainWhy)
+				}
+				fallthrough
+			case "held":
+				if kind == "held" && sandbox.Check().Cgroups == "" {
+					b.Skip(sandbox.Check().CgroupsWhy)
 				}
 				fallthrough
 			default:
@@ -748,12 +815,14 @@ func TestSandboxCannotReadRein(t *testing.T) {
 	if r := run(t, open, probe); !strings.Contains(r.Content, "READ environ") {
 		t.Skipf("without the sandbox this process's environment is not readable either (%q): nothing to test", r.Content)
 	}
-	ws := t.TempDir()
-	sh, err := New(ws, Options{Sandbox: kindBox(t, "contained", sandbox.Policy{Mode: sandbox.WorkspaceWrite}, ws)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := run(t, sh, probe); r.Content != "DENIED environ\nDENIED mem\nDENIED maps\n" {
-		t.Errorf("contained: %q", r.Content)
+	for _, kind := range containKinds(t) {
+		ws := t.TempDir()
+		sh, err := New(ws, Options{Sandbox: kindBox(t, kind, sandbox.Policy{Mode: sandbox.WorkspaceWrite}, ws)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := run(t, sh, probe); r.Content != "DENIED environ\nDENIED mem\nDENIED maps\n" {
+			t.Errorf("%s: %q", kind, r.Content)
+		}
 	}
 }

@@ -201,8 +201,12 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	out.live = tool.LiveOutput(ctx)
 	p, err := start(t.bash, dir, t.env, t.opts.Grace, a.Command, out, t.ctl, t.opts.Sandbox)
 	var unsupported *sandbox.UnsupportedError
+	var launch *sandbox.LaunchError
 	if errors.As(err, &unsupported) {
 		return tool.Denied("refused: " + unsupported.Error())
+	}
+	if errors.As(err, &launch) {
+		return tool.Denied("refused: " + launch.Error())
 	}
 	if err != nil {
 		return tool.Failure("could not run the command: %v", err)

@@ -5,15 +5,20 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/internal/record"
+	"github.com/reinhq/rein/internal/sandbox"
 )
 
 // BenchmarkTrueSandboxed is BenchmarkTrue under each sandbox this machine can apply: Landlock and
-// seccomp alone ("confined": the shell starts directly, through the sandbox's helper) and with a
-// PID namespace per command too ("contained": the helper and a supervisor).
+// seccomp alone ("confined": the shell starts directly, through the sandbox's helper), with a
+// PID namespace per command too ("contained": the helper and a supervisor), and started from the
+// sandbox's confined thread in a cgroup per command ("held").
 func BenchmarkTrueSandboxed(b *testing.B) {
-	for _, mode := range []string{"confined", "contained"} {
+	for _, mode := range []string{"confined", "contained", "held"} {
 		b.Run(mode, func(b *testing.B) {
-			requireSandbox(b, mode == "contained")
+			requireSandbox(b, mode != "confined")
+			if mode == "held" && sandbox.Check().Cgroups == "" {
+				b.Skip(sandbox.Check().CgroupsWhy)
+			}
 			testSandbox = mode
 			sh, _ := newTool(b, Options{})
 			testSandbox = ""

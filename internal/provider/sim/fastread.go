@@ -1,0 +1,239 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+)
+
+// The simulator reads every request it serves (view), after its validator accepted it. Decoding
+// a whole long conversation for each request costs what the conversation costs, so readAnthropic
+// splits the body into its raw parts with a plain scan, decodes the small top-level fields, and
+// folds into the view only the messages the conversation's last request did not have: the view's
+// reading of the messages is a fold, message by message, so the same messages in the same order
+// (byte for byte) leave the same reading. It agrees with readAnthropicWhole, which decodes
+// everything (a property test holds them equal), and falls back to it for a body it cannot split
+// plainly.
+
+// readCache is what the reading of a conversation's last request leaves for the next: its
+// messages, raw, and the view's reading of them. fields and items, when set, are the split of the
+// body about to be read (by Server.recall, which splits it to find its conversation).
+type readCache struct {
+	msgs [][]byte
+	v    view
+
+	fields map[string][]byte
+	items  [][]byte
+}
+
+// readAnthropic reads an Anthropic request, c being what its conversation's last reading left
+// (nil keeps nothing): see above.
+func readAnthropic(body []byte, c *readCache) view {
+	var f map[string][]byte
+	var msgs [][]byte
+	if c != nil && c.fields != nil {
+		f, msgs = c.fields, c.items
+		c.fields, c.items = nil, nil
+	} else {
+		var ok bool
+		if f, ok = topFields(body); !ok {
+			return readAnthropicWhole(body)
+		}
+		if msgs, ok = elements(f["messages"]); !ok {
+			return readAnthropicWhole(body)
+		}
+	}
+	var req struct {
+		Model    string `json:"model"`
+		Stream   bool   `json:"stream"`
+		Thinking *struct {
+			Type string `json:"type"`
+		} `json:"thinking"`
+	}
+	_ = json.Unmarshal(f["model"], &req.Model)
+	_ = json.Unmarshal(f["stream"], &req.Stream)
+	_ = json.Unmarshal(f["thinking"], &req.Thinking)
+	var v view
+	from := 0
+	if c != nil && len(c.msgs) <= len(msgs) {
+		same := 0
+		for same < len(c.msgs) && bytes.Equal(c.msgs[same], msgs[same]) {
+			same++
+		}
+		if same == len(c.msgs) {
+			v, from = c.v, same
+			v.results = slices.Clip(v.results) // appends must not reach the kept reading's array
+		}
+	}
+	for _, raw := range msgs[from:] {
+		var m anthropicMessage
+		_ = json.Unmarshal(raw, &m)
+		v.anthropic(m)
+	}
+	if c != nil {
+		c.msgs, c.v = msgs, v
+	}
+	v.model, v.stream, v.estimate = req.Model, req.Stream, estimate(f["system"], f["messages"], f["tools"])
+	v.thinking = req.Thinking != nil && req.Thinking.Type != "" && req.Thinking.Type != "disabled"
+	v.signs = true
+	v.tools = functionNames(f["tools"])
+	return v
+}
+
+// topFields splits a JSON object into its fields' raw values, by name folded to lower case, as
+// encoding/json matches them to a struct's fields (case-insensitively; the last of two wins). It
+// refuses (false) what it cannot read plainly: not an object, a name escaped or not ASCII.
+func topFields(body []byte) (map[string][]byte, bool) {
+	n := len(body)
+	i := skipSpace(body, 0)
+	if i == n || body[i] != '{' {
+		return nil, false
+	}
+	fields := map[string][]byte{}
+	i = skipSpace(body, i+1)
+	if i < n && body[i] == '}' {
+		return fields, skipSpace(body, i+1) == n
+	}
+	for {
+		if i == n || body[i] != '"' {
+			return nil, false
+		}
+		k := i + 1
+		for k < n && body[k] != '"' {
+			if body[k] == '\\' || body[k] >= 0x80 {
+				return nil, false
+			}
+			k++
+		}
+		if k == n {
+			return nil, false
+		}
+		name := string(bytes.ToLower(body[i+1 : k]))
+		i = skipSpace(body, k+1)
+		if i == n || body[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(body, i+1)
+		j, ok := valueEnd(body, i)
+		if !ok {
+			return nil, false
+		}
+		fields[name] = body[i:j]
+		i = skipSpace(body, j)
+		if i == n {
+			return nil, false
+		}
+		if body[i] == '}' {
+			return fields, skipSpace(body, i+1) == n
+		}
+		if body[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(body, i+1)
+	}
+}
+
+// elements splits a JSON array into its elements' raw values; false if raw is not one.
+func elements(raw []byte) ([][]byte, bool) {
+	n := len(raw)
+	i := skipSpace(raw, 0)
+	if i == n || raw[i] != '[' {
+		return nil, false
+	}
+	var out [][]byte
+	i = skipSpace(raw, i+1)
+	if i < n && raw[i] == ']' {
+		return out, skipSpace(raw, i+1) == n
+	}
+	for {
+		j, ok := valueEnd(raw, i)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, raw[i:j])
+		i = skipSpace(raw, j)
+		if i == n {
+			return nil, false
+		}
+		if raw[i] == ']' {
+			return out, skipSpace(raw, i+1) == n
+		}
+		if raw[i] != ',' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// valueEnd returns the end of the JSON value starting at b[i]: strings by their quotes, objects
+// and arrays by their brackets, other values up to the next delimiter. It finds where a value
+// ends, not whether it is valid (the validator judged that).
+func valueEnd(b []byte, i int) (int, bool) {
+	n := len(b)
+	if i >= n {
+		return 0, false
+	}
+	switch b[i] {
+	case '"':
+		j := stringEnd(b, i)
+		return j, j > 0
+	case '{', '[':
+	default:
+		j := i
+		for j < n {
+			switch b[j] {
+			case ',', ']', '}', ' ', '\n', '\r', '\t', '"', '{', '[':
+				return j, j > i
+			}
+			j++
+		}
+		return j, j > i
+	}
+	level := 0
+	for i < n {
+		switch b[i] {
+		case '"':
+			if i = stringEnd(b, i); i < 0 {
+				return 0, false
+			}
+			continue
+		case '{', '[':
+			level++
+		case '}', ']':
+			if level--; level == 0 {
+				return i + 1, true
+			}
+		}
+		i++
+	}
+	return 0, false
+}
+
+// stringEnd returns the offset just past the string starting at b[i], or -1 if it does not end.
+// It jumps from quote to quote (bytes.IndexByte is vectorised); a quote after an odd run of
+// backslashes is escaped.
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return -1
+		}
+		q += i
+		k := q
+		for k > i && b[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
+	}
+	return -1
+}

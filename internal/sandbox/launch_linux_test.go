@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHeldNamespaceEndsWithRein: the PID namespace a sandbox that holds its commands starts them
+// in ends with the rein process that made it, whether that process exits without closing the
+// sandbox or is killed with SIGKILL: its first process and every command in it are gone.
+// (Nothing here relies on the lifeline's keeper, which package shell adds on top.)
+func TestHeldNamespaceEndsWithRein(t *testing.T) {
+	if os.Getenv("REIN_HELD_HELPER") != "" {
+		heldHelper(t)
+		return
+	}
+	s := Check()
+	if s.Enforce(Policy{Mode: WorkspaceWrite}) != nil || s.Cgroups == "" || s.Contain == "" || s.userNS {
+		t.Skip("this machine does not hold commands (root, a PID namespace and cgroups needed)")
+	}
+	for _, end := range []string{"exit", "SIGKILL"} {
+		t.Run(end, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHeldNamespaceEndsWithRein$")
+			cmd.Env = append(os.Environ(), "REIN_HELD_HELPER="+end, "REIN_HELD_WS="+t.TempDir())
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			// Nothing here plays the lifeline's keeper: the helper's cgroups are removed here.
+			defer func() {
+				root := filepath.Join(s.Cgroups, fmt.Sprintf("rein-%d", cmd.Process.Pid))
+				dirs, _ := filepath.Glob(filepath.Join(root, "c[0-9]*"))
+				for _, d := range append(dirs, root) {
+					syscall.Rmdir(d)
+				}
+			}()
+			var init, command int
+			sc := bufio.NewScanner(out)
+			for sc.Scan() {
+				if n, _ := fmt.Sscanf(sc.Text(), "held %d %d", &init, &command); n == 2 {
+					break
+				}
+			}
+			if init == 0 || !running(init) || !running(command) {
+				t.Fatalf("the helper said no namespace: init %d, command %d", init, command)
+			}
+			if end == "SIGKILL" {
+				cmd.Process.Signal(syscall.SIGKILL)
+			}
+			cmd.Wait()
+			deadline := time.Now().Add(3 * time.Second)
+			for (running(init) || running(command)) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if running(init) || running(command) {
+				syscall.Kill(init, syscall.SIGKILL)
+				syscall.Kill(command, syscall.SIGKILL)
+				t.Errorf("after its rein's %s: the namespace's first process runs %v, its command %v", end, running(init), running(command))
+			}
+		})
+	}
+}
+
+// heldHelper is the rein process of TestHeldNamespaceEndsWithRein: it starts a command through a
+// sandbox that holds it, says the pids, then ends as told, without closing the sandbox.
+func heldHelper(t *testing.T) {
+	box, err := New(Policy{Mode: WorkspaceWrite}, Config{Workspace: os.Getenv("REIN_HELD_WS"), TempRoot: os.Getenv("REIN_HELD_WS")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sleep", "1000")
+	cg, err := box.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = cg // left for the test to remove: nothing here plays the keeper
+	fmt.Printf("held %d %d\n", box.launch.init.Process.Pid, cmd.Process.Pid)
+	os.Stdout.Sync()
+	if os.Getenv("REIN_HELD_HELPER") == "exit" {
+		os.Exit(0)
+	}
+	select {}
+}
+
+// running reports whether process pid exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z"
+}
