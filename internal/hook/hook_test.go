@@ -142,7 +142,9 @@ func TestBackgroundJobEndsWithTheHook(t *testing.T) {
 func TestStopEndsAHook(t *testing.T) {
 	dir := t.TempDir()
 	pids := filepath.Join(dir, "pids")
-	p := script(t, dir, "slow.sh", "echo $$ > "+pids+"\nsleep 60\n")
+	// The pid file appears whole (written aside, then renamed), so the Stop never comes between
+	// its creation and its content.
+	p := script(t, dir, "slow.sh", "echo $$ > "+pids+".new && mv "+pids+".new "+pids+"\nsleep 60\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {
