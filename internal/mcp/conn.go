@@ -14,6 +14,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/reinhq/rein/internal/procs"
 )
 
 // lifeline is the shell that stands between rein and a stdio server. It leads the server's
@@ -37,7 +39,7 @@ type conn struct {
 	session *sdk.ClientSession
 	life    *os.File // the write end of a stdio server's lifeline
 	cmd     *exec.Cmd
-	stderr  *tail
+	stderr  *procs.Tail
 	changed chan struct{} // a list_changed notice arrived (buffered 1)
 	// images says the session's model takes images: a tool's pictures then reach it as image
 	// parts, else as a line saying what they were (SetImages).
@@ -48,7 +50,7 @@ type conn struct {
 
 // connect starts (stdio) or reaches (HTTP) srv and completes the handshake within srv.Startup.
 func connect(ctx context.Context, srv Server, version string) (*conn, error) {
-	c := &conn{srv: srv, stderr: &tail{max: 4096}, changed: make(chan struct{}, 1)}
+	c := &conn{srv: srv, stderr: &procs.Tail{Max: 4096}, changed: make(chan struct{}, 1)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "rein", Version: version}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			select {
@@ -182,27 +184,4 @@ func (t headers) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.next.RoundTrip(r)
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }

@@ -344,7 +344,7 @@ func TestInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	c := &conn{srv: Server{Name: "mem", ToolRun: time.Second, Startup: time.Second}, session: cs, stderr: &tail{max: 10}, changed: make(chan struct{}, 1)}
+	c := &conn{srv: Server{Name: "mem", ToolRun: time.Second, Startup: time.Second}, session: cs, stderr: &procs.Tail{Max: 10}, changed: make(chan struct{}, 1)}
 	tools, err := c.list(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/external"
+	"github.com/reinhq/rein/internal/procs"
 )
 
 // maxLine bounds one line of the program's output (a tool result can be large).
@@ -35,7 +36,7 @@ type run struct {
 	wmu     sync.Mutex // one writer of stdin at a time
 	lines   chan line  // what the reader decoded, closed at end of output
 	bad     chan error // lines that did not decode
-	stderr  *tail
+	stderr  *procs.Tail
 	tree    *tree
 	session string
 	started bool          // system/init was read
@@ -53,7 +54,7 @@ func (b *Backend) Turn(ctx context.Context, t external.Turn, sink external.Sink)
 	if err != nil {
 		return external.Result{Status: external.StatusFailed, Session: t.Resume, Err: err}
 	}
-	r := &run{b: b, t: t, sink: sink, session: t.Resume, stderr: &tail{max: 4096}}
+	r := &run{b: b, t: t, sink: sink, session: t.Resume, stderr: &procs.Tail{Max: 4096}}
 	if err := r.start(argv); err != nil {
 		return external.Result{Status: external.StatusFailed, Session: t.Resume, Err: err}
 	}
@@ -373,27 +374,4 @@ func (r *run) died() error {
 		msg += "; its standard error ends: " + s
 	}
 	return errors.New(msg)
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
 }

@@ -28,7 +28,7 @@ type server struct {
 	quit   chan struct{} // closed by kill and close, so the reader never blocks on msgs
 	exited chan struct{} // closed once the leader has been reaped; then state is set
 	state  *os.ProcessState
-	stderr *tail
+	stderr *procs.Tail
 
 	// What the Turns that use it keep: the ids of rein's requests run on across turns, so a late
 	// answer never matches a later request; the key of the turns it serves; its version, once
@@ -79,7 +79,7 @@ func start(path, dir string, env []string) (*server, error) {
 		return nil, fmt.Errorf("start codex: %w", err)
 	}
 	s := &server{cmd: cmd, pgid: cmd.Process.Pid, in: inW, msgs: make(chan message, 64),
-		bad: make(chan error, 8), quit: make(chan struct{}), exited: make(chan struct{}), stderr: &tail{max: 2048}}
+		bad: make(chan error, 8), quit: make(chan struct{}), exited: make(chan struct{}), stderr: &procs.Tail{Max: 2048}}
 	go s.read(outR)
 	go func() {
 		io.Copy(s.stderr, errR)
@@ -252,26 +252,3 @@ func (s *server) died() error {
 
 // ansi matches the terminal colour codes Codex's log lines carry.
 var ansi = regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return string(t.b)
-}
