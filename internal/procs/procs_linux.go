@@ -36,35 +36,6 @@ func Read(pid int) (Proc, error) {
 		Ignored: ignored, Comm: string(b[open+1 : end])}, nil
 }
 
-// Group lists the processes of group pgid, its leader and zombies included, by reading /proc.
-func Group(pgid int) ([]Proc, error) {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return nil, err
-	}
-	var ps []Proc
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		// getpgid is one cheap system call; reading a process's stat costs more, the more threads
-		// it has, so only the group's members are read.
-		if g, err := unix.Getpgid(pid); err != nil || g != pgid {
-			continue
-		}
-		if p, err := Read(pid); err == nil && p.PGID == pgid {
-			ps = append(ps, p)
-		}
-	}
-	return ps, nil
-}
-
 // AwaitGone returns once every process of pids has exited, or after within. It waits on pidfds,
 // which become readable when their process exits; without them (Linux before 5.3) it polls.
 func AwaitGone(pids []int, within time.Duration) {
