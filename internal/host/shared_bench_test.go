@@ -3,7 +3,6 @@ package host_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -57,39 +56,10 @@ func BenchmarkSharedSendAck(b *testing.B) {
 			b.Fatalf("%d of %d exchanges running after a minute", running, n)
 		}
 	}
-	lat := make([]time.Duration, b.N)
-	var next sync.Mutex
-	i := 0
-	ctx := context.Background()
-	b.ResetTimer()
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				next.Lock()
-				k := i
-				i++
-				next.Unlock()
-				if k >= b.N {
-					return
-				}
-				start := time.Now()
-				_, err := owner[k%n].c.Send(ctx, ids[k%n], api.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
-				lat[k] = time.Since(start)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	b.StopTimer()
-	p50, p99 := percentiles(lat)
-	b.ReportMetric(float64(p50.Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
+	p50, p99 := sendAcks(b, func(ctx context.Context, k int) error {
+		_, err := owner[k%n].c.Send(ctx, ids[k%n], api.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
+		return err
+	})
 	b.Logf("send acknowledged with %d conversations streaming over 3 hosts (%d sends): p50 %v, p99 %v", n, b.N, p50, p99)
 }
 
