@@ -40,6 +40,12 @@ func (h *ClientHost) Create(ctx context.Context, op, title string) (api.View, er
 	return v, err
 }
 
+// CreateOn implements BackendCreator.
+func (h *ClientHost) CreateOn(ctx context.Context, op, title, backend string) (api.View, error) {
+	v, _, err := h.c.CreateOn(ctx, op, title, backend)
+	return v, err
+}
+
 // Send implements Host.
 func (h *ClientHost) Send(ctx context.Context, id string, m api.Message) (api.SendResult, error) {
 	return h.c.Send(ctx, id, m)

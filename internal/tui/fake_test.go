@@ -56,6 +56,10 @@ func (f *fakeHost) Create(ctx context.Context, op, title string) (api.View, erro
 	v := api.View{ID: "c-new", Title: title, State: api.State{Phase: "ready_for_user", Seq: 1}}
 	return v, nil
 }
+func (f *fakeHost) CreateOn(ctx context.Context, op, title, backend string) (api.View, error) {
+	f.log("create %s %q on %s", op, title, backend)
+	return api.View{ID: "c-new", Title: title, Backend: backend, State: api.State{Phase: "ready_for_user", Seq: 1}}, nil
+}
 func (f *fakeHost) Send(ctx context.Context, id string, m api.Message) (api.SendResult, error) {
 	f.log("send %s %s %q queue=%v", id, m.Op, m.Text, m.Queue)
 	if f.sendGate != nil {

@@ -27,6 +27,12 @@ type Host interface {
 	Events(ctx context.Context, id string, after int64) (<-chan api.Event, error)
 }
 
+// BackendCreator is the optional part of a host that creates a conversation on a named back-end
+// (capability backends.v1: rein's own loop, Claude Code or Codex); /new <name> uses it.
+type BackendCreator interface {
+	CreateOn(ctx context.Context, op, title, backend string) (api.View, error)
+}
+
 // Editor is the optional part of a host: a person's context edits, forks and model changes. A
 // host advertises each with a capability (api.CapEdits, CapFork, CapModel); the chat asks only a
 // host that advertises it, and says "not supported by this host" otherwise.

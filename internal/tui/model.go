@@ -55,6 +55,9 @@ type Model struct {
 	capsKnown bool
 
 	conv   string // the conversation shown; "" until the first send creates one
+	// backend is the back-end the next conversation created runs in, as /new named it ("": the
+	// host's default, or the one rein chat --backend chose).
+	backend string
 	title  string
 	gen    int       // the event subscription's generation; older deliveries are dropped
 	cancel func()    // ends the event subscription

@@ -616,6 +616,25 @@ func TestSlashResumeWithoutIDOpensThePicker(t *testing.T) {
 	}
 }
 
+// /new <back-end> makes the next conversation run in that agent program; a name the chat does not
+// know is refused with the usage, and nothing is created.
+func TestSlashNewOnBackend(t *testing.T) {
+	f := newFake()
+	d := newDriver(t, f, Options{})
+	slashCmd(d, "/new claudecode")
+	d.waitScreen("usage: /new [rein|claude|codex]")
+	slashCmd(d, "/new codex")
+	d.waitScreen("it runs in Codex")
+	d.typ("hello")
+	d.press("enter")
+	d.waitCall(`create op-1 "hello" on codex`)
+	d.waitCall(`send c-new op-2 "hello"`)
+	slashCmd(d, "/new")
+	d.typ("again")
+	d.press("enter")
+	d.waitCall(`create op-3 "again" on codex`)
+}
+
 func TestSlashNewAndUnknownAndQuit(t *testing.T) {
 	f := newFake()
 	d, _ := withConversation(t, f)

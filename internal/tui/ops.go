@@ -166,9 +166,17 @@ func (m *Model) fetchTranscript(show bool) tea.Cmd {
 }
 
 func (m *Model) createOp(title string) op {
-	h, opID := m.host, m.opt.NewOp()
+	h, opID, backend := m.host, m.opt.NewOp(), m.backend
 	return op{kind: opCreate, run: func(ctx context.Context, _ string) tea.Msg {
-		v, err := h.Create(ctx, opID, title)
+		if backend == "" {
+			v, err := h.Create(ctx, opID, title)
+			return createdMsg{v, err}
+		}
+		on, ok := h.(BackendCreator)
+		if !ok {
+			return createdMsg{err: errors.New("this host cannot choose the agent a conversation runs in: /new without a name")}
+		}
+		v, err := on.CreateOn(ctx, opID, title, backend)
 		return createdMsg{v, err}
 	}}
 }

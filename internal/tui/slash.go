@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,7 +23,7 @@ var commands = []struct{ name, args, help string }{
 	{"usage", "", "tokens in and out, cache, and cost, per exchange and in all"},
 	{"sessions", "", "list the conversations"},
 	{"resume", "[<id>]", "open a conversation (no id: pick one)"},
-	{"new", "", "start a new conversation"},
+	{"new", "[rein|claude|codex]", "start a new conversation (in rein's loop, Claude Code or Codex)"},
 	{"help", "", "this list"},
 	{"quit", "", "leave (the host keeps the conversation)"},
 }
@@ -52,6 +53,19 @@ func helpLines() []string {
 		out = append(out, fmt.Sprintf("  %-26s %s", k[0], sty.dim.Render(k[1])))
 	}
 	return out
+}
+
+// backends are the back-ends /new may name (capability backends.v1).
+var backends = []string{api.BackendRein, api.BackendClaude, api.BackendCodex}
+
+func backendName(b string) string {
+	switch b {
+	case api.BackendClaude:
+		return "Claude Code"
+	case api.BackendCodex:
+		return "Codex"
+	}
+	return "rein's own loop"
 }
 
 // slash runs a slash command.
@@ -102,7 +116,15 @@ func (m *Model) slash(line string) tea.Cmd {
 		}
 		return m.fetchList(listForResume(args[0]))
 	case "new":
+		if len(args) > 1 || len(args) == 1 && !slices.Contains(backends, args[0]) {
+			m.sb.notice(warn, "usage: /new [rein|claude|codex]: a new conversation, in rein's own loop, Claude Code or Codex (the host says which it offers)")
+			return nil
+		}
 		m.fresh()
+		if len(args) == 1 {
+			m.backend = args[0]
+			m.sb.notice(dim, "it runs in %s", backendName(m.backend))
+		}
 	case "quit", "exit", "q":
 		return m.exit()
 	default:
