@@ -54,17 +54,17 @@ type Model struct {
 	caps      map[string]bool
 	capsKnown bool
 
-	conv   string // the conversation shown; "" until the first send creates one
+	conv string // the conversation shown; "" until the first send creates one
 	// backend is the back-end the next conversation created runs in, as /new named it ("": the
 	// host's default, or the one rein chat --backend chose).
 	backend string
-	title  string
-	gen    int       // the event subscription's generation; older deliveries are dropped
-	cancel func()    // ends the event subscription
-	lost   int       // the subscription's failures in a row
-	seq    int64     // the last record applied
-	base   int64     // the seq the conversation stood at when opened: records up to it are replayed
-	state  api.State // the folded state as of seq
+	title   string
+	gen     int       // the event subscription's generation; older deliveries are dropped
+	cancel  func()    // ends the event subscription
+	lost    int       // the subscription's failures in a row
+	seq     int64     // the last record applied
+	base    int64     // the seq the conversation stood at when opened: records up to it are replayed
+	state   api.State // the folded state as of seq
 
 	sb       scrollback
 	composer textarea.Model
