@@ -286,7 +286,7 @@ func (c *Conv) rowLocked() (Row, error) {
 		v = viewOf(c.id, st)
 	}
 	return Row{ID: c.id, Title: v.Title, Closed: v.Closed, Created: v.created, Updated: v.updated, Working: v.State.Working,
-		Phase: v.State.Phase, Seq: v.State.Seq, Path: c.path, Size: fileSize(c.path), Op: c.op, OpTitle: c.opTitle}, nil
+		Phase: v.State.Phase, Seq: v.State.Seq, Path: c.path, Size: fileSize(c.path), Op: c.op, OpTitle: c.opTitle, Backend: v.Backend}, nil
 }
 
 // View returns the conversation's view: live while its session is open, else its index row.

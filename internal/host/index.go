@@ -28,7 +28,7 @@ import (
 
 // indexVersion is the schema version, kept in PRAGMA user_version; a database of another version
 // is rebuilt.
-const indexVersion = 1
+const indexVersion = 2
 
 // IndexFile is the name of the index database in a workspace's directory of conversations.
 const IndexFile = "index.db"
@@ -46,11 +46,12 @@ CREATE TABLE conversations (
 	path     TEXT NOT NULL,    -- the record file
 	size     INTEGER NOT NULL, -- its size in bytes when the row was written
 	op       TEXT NOT NULL,    -- the operation that created the conversation
-	op_title TEXT NOT NULL     -- the title that operation gave
+	op_title TEXT NOT NULL,    -- the title that operation gave
+	backend  TEXT NOT NULL     -- the agent program it runs in; '' for rein's own loop
 );
 CREATE INDEX conversations_updated ON conversations (updated DESC, id DESC);
 CREATE INDEX conversations_op ON conversations (op);
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 `
 
 // Row is one conversation as the index holds it.
@@ -143,15 +144,15 @@ func (ix *index) prepare() (fresh bool, err error) {
 
 func (ix *index) close() error { return ix.db.Close() }
 
-const rowColumns = "id, title, status, created, updated, working, phase, seq, path, size, op, op_title"
+const rowColumns = "id, title, status, created, updated, working, phase, seq, path, size, op, op_title, backend"
 
 // Put writes a row, replacing the conversation's previous one.
 func (ix *index) Put(r Row) error {
-	_, err := ix.db.Exec(`INSERT INTO conversations (`+rowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err := ix.db.Exec(`INSERT INTO conversations (`+rowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET title = excluded.title, status = excluded.status, created = excluded.created,
 		updated = excluded.updated, working = excluded.working, phase = excluded.phase, seq = excluded.seq,
-		path = excluded.path, size = excluded.size, op = excluded.op, op_title = excluded.op_title`,
-		r.ID, r.Title, status(r.Closed), r.Created, r.Updated, r.Working, r.Phase, r.Seq, r.Path, r.Size, r.Op, r.OpTitle)
+		path = excluded.path, size = excluded.size, op = excluded.op, op_title = excluded.op_title, backend = excluded.backend`,
+		r.ID, r.Title, status(r.Closed), r.Created, r.Updated, r.Working, r.Phase, r.Seq, r.Path, r.Size, r.Op, r.OpTitle, r.Backend)
 	if err != nil {
 		return fmt.Errorf("index conversation %s: %w", r.ID, err)
 	}
@@ -169,8 +170,8 @@ func (ix *index) replace(rows []Row) error {
 		return fmt.Errorf("rebuild the index: %w", err)
 	}
 	for _, r := range rows {
-		if _, err := tx.Exec(`INSERT INTO conversations (`+rowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.ID, r.Title, status(r.Closed), r.Created, r.Updated, r.Working, r.Phase, r.Seq, r.Path, r.Size, r.Op, r.OpTitle); err != nil {
+		if _, err := tx.Exec(`INSERT INTO conversations (`+rowColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, r.Title, status(r.Closed), r.Created, r.Updated, r.Working, r.Phase, r.Seq, r.Path, r.Size, r.Op, r.OpTitle, r.Backend); err != nil {
 			return fmt.Errorf("rebuild the index: %w", err)
 		}
 	}
@@ -212,7 +213,7 @@ func (ix *index) query(where string, args ...any) ([]Row, error) {
 	for rs.Next() {
 		var r Row
 		var st string
-		if err := rs.Scan(&r.ID, &r.Title, &st, &r.Created, &r.Updated, &r.Working, &r.Phase, &r.Seq, &r.Path, &r.Size, &r.Op, &r.OpTitle); err != nil {
+		if err := rs.Scan(&r.ID, &r.Title, &st, &r.Created, &r.Updated, &r.Working, &r.Phase, &r.Seq, &r.Path, &r.Size, &r.Op, &r.OpTitle, &r.Backend); err != nil {
 			return nil, fmt.Errorf("read the index: %w", err)
 		}
 		r.Closed = st == "closed"

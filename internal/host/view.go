@@ -61,7 +61,7 @@ func viewOf(id string, st *fold.State) view {
 // rowView is the view of a resting conversation, from its index row: nothing is in flight and no
 // submission is open, as nothing rests that has work.
 func rowView(r Row) view {
-	return view{View: api.View{ID: r.ID, Title: r.Title, Closed: r.Closed, Created: stamp(r.Created), Updated: stampNano(r.Updated),
+	return view{View: api.View{ID: r.ID, Title: r.Title, Closed: r.Closed, Created: stamp(r.Created), Updated: stampNano(r.Updated), Backend: r.Backend,
 		State: api.State{Phase: r.Phase, Working: r.Working, Submissions: []api.Submission{}, Approvals: []api.Approval{}, Seq: r.Seq}},
 		created: r.Created, updated: r.Updated}
 }

@@ -25,6 +25,8 @@ type Row struct {
 	Size    int64
 	Op      string
 	OpTitle string
+	// Backend is the agent program the conversation runs in ("" for rein's own loop).
+	Backend string
 }
 
 // ErrFenced is wrapped by the refusal of an append by a host whose lease on the conversation was

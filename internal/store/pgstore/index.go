@@ -15,15 +15,15 @@ import (
 // reach the disk (synchronous_commit off): a row lost in a crash of the database is rewritten at
 // the conversation's next change.
 
-const rowColumns = "id, title, closed, created, updated, working, phase, seq, path, size, op, op_title"
+const rowColumns = "id, title, closed, created, updated, working, phase, seq, path, size, op, op_title, backend"
 
 // Put writes a conversation's row, replacing its previous one.
 func (s *Store) Put(r store.Row) error {
-	_, err := s.ipool.Exec(context.Background(), `INSERT INTO rein_conversations (`+rowColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+	_, err := s.ipool.Exec(context.Background(), `INSERT INTO rein_conversations (`+rowColumns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
 		ON CONFLICT (id) DO UPDATE SET title = excluded.title, closed = excluded.closed, created = excluded.created,
 		updated = excluded.updated, working = excluded.working, phase = excluded.phase, seq = excluded.seq,
-		path = excluded.path, size = excluded.size, op = excluded.op, op_title = excluded.op_title`,
-		r.ID, r.Title, r.Closed, r.Created, r.Updated, r.Working, r.Phase, r.Seq, r.Path, r.Size, r.Op, r.OpTitle)
+		path = excluded.path, size = excluded.size, op = excluded.op, op_title = excluded.op_title, backend = excluded.backend`,
+		r.ID, r.Title, r.Closed, r.Created, r.Updated, r.Working, r.Phase, r.Seq, r.Path, r.Size, r.Op, r.OpTitle, r.Backend)
 	if err != nil {
 		return fmt.Errorf("index conversation %s: %w", r.ID, err)
 	}
@@ -70,7 +70,7 @@ func (s *Store) query(where string, args ...any) ([]store.Row, error) {
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Row, error) {
 		var r store.Row
-		err := row.Scan(&r.ID, &r.Title, &r.Closed, &r.Created, &r.Updated, &r.Working, &r.Phase, &r.Seq, &r.Path, &r.Size, &r.Op, &r.OpTitle)
+		err := row.Scan(&r.ID, &r.Title, &r.Closed, &r.Created, &r.Updated, &r.Working, &r.Phase, &r.Seq, &r.Path, &r.Size, &r.Op, &r.OpTitle, &r.Backend)
 		return r, err
 	})
 	if err != nil {

@@ -168,6 +168,7 @@ CREATE TABLE IF NOT EXISTS rein_conversations (
 	op       text NOT NULL,
 	op_title text NOT NULL
 );
+ALTER TABLE rein_conversations ADD COLUMN IF NOT EXISTS backend text NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS rein_conversations_updated ON rein_conversations (updated DESC, id DESC);
 CREATE INDEX IF NOT EXISTS rein_conversations_op ON rein_conversations (op);
 `
