@@ -1,7 +1,8 @@
 package main
 
 // Several `rein serve` processes sharing one PostgreSQL store (--store): an owner killed with
-// SIGKILL in the middle of an exchange, another host taking the conversation over.
+// SIGKILL in the middle of an exchange, one of the two other hosts taking the conversation over,
+// the clients of both reading every record once, in order.
 
 import (
 	"context"
@@ -51,10 +52,10 @@ func stopPG() {
 
 func TestServeSharedOwnerKilledMidExchange(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs two rein serve processes")
+		t.Skip("runs three rein serve processes")
 	}
 	url := needPG(t).Database(t)
-	sa, sb := newSandbox(t), newSandbox(t)
+	sa, sb, sc := newSandbox(t), newSandbox(t), newSandbox(t)
 	script := filepath.Join(sa.ws, "slow.json")
 	if err := os.WriteFile(script, []byte(`[{"text":"`+strings.Repeat("word ", 600)+`","delay_ms":25}]`), 0o600); err != nil {
 		t.Fatal(err)
@@ -62,8 +63,10 @@ func TestServeSharedOwnerKilledMidExchange(t *testing.T) {
 	const lease = "1500ms"
 	a := sa.startServe(t, "--sim-script", script, "--store", url, "--store-lease", lease, "--host-name", "host-a")
 	b := sb.startServe(t, "--store", url, "--store-lease", lease, "--host-name", "host-b")
+	c := sc.startServe(t, "--store", url, "--store-lease", lease, "--host-name", "host-c")
 	ca := client.New("http://"+a.addr, a.token, nil)
 	cb := client.New("http://"+b.addr, b.token, nil)
+	cc := client.New("http://"+c.addr, c.token, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -93,8 +96,8 @@ func TestServeSharedOwnerKilledMidExchange(t *testing.T) {
 	}
 	<-a.done
 
-	// b takes it over on its own, once a's lease lapses: the first record b writes is the first
-	// event a client of b sees.
+	// b or c takes it over on its own, once a's lease lapses: the first record the new owner
+	// writes is the first event a client of b sees, whichever owns it now.
 	follow := cb.Events(ctx, id, 0)
 	var seen []int64
 	var tookOver time.Duration
@@ -111,7 +114,7 @@ func TestServeSharedOwnerKilledMidExchange(t *testing.T) {
 		}
 	}
 	if tookOver == 0 {
-		t.Fatalf("b never took the conversation over: %v", follow.Err())
+		t.Fatalf("no host took the conversation over: %v", follow.Err())
 	}
 	t.Logf("failover: %v from SIGKILL to the new owner's first record (lease %s)", tookOver, lease)
 	for i, s := range seen {
@@ -128,8 +131,36 @@ func TestServeSharedOwnerKilledMidExchange(t *testing.T) {
 		t.Fatalf("the waiting message ended %+v, want rejected (host restarted)", s)
 	}
 
-	// The next prompt, on b, is answered.
-	next, err := cb.Send(ctx, id, api.Message{Op: client.NewOp(), Text: "and the next one"})
+	// A client of c read the same records, from the first, with no gap or repeat.
+	followC := cc.Events(ctx, id, 0)
+	for i := 1; i <= len(seen); {
+		e, ok := <-followC.C
+		if !ok {
+			t.Fatalf("c's stream ended after %d of %d records: %v", i-1, len(seen), followC.Err())
+		}
+		if e.Seq == 0 {
+			continue
+		}
+		if e.Seq != int64(i) {
+			t.Fatalf("c's client read record %d where %d was due", e.Seq, i)
+		}
+		i++
+	}
+
+	// The next prompt is answered: sent to c, which takes it if it owns the conversation and
+	// otherwise refuses it naming the owner, b.
+	op := client.NewOp()
+	next, err := cc.Send(ctx, id, api.Message{Op: op, Text: "and the next one"})
+	var refusal *api.Error
+	if errors.As(err, &refusal) && refusal.Code == api.NotOwner {
+		if !strings.Contains(refusal.Message, "host-b") {
+			t.Fatalf("c refused the send without naming the owner: %v", err)
+		}
+		t.Logf("host-b took the conversation over; c refused the send: %v", refusal.Message)
+		next, err = cb.Send(ctx, id, api.Message{Op: op, Text: "and the next one"})
+	} else {
+		t.Logf("host-c took the conversation over")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
