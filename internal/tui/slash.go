@@ -23,7 +23,7 @@ var commands = []struct{ name, args, help string }{
 	{"usage", "", "tokens in and out, cache, and cost, per exchange and in all"},
 	{"sessions", "", "list the conversations"},
 	{"resume", "[<id>]", "open a conversation (no id: pick one)"},
-	{"new", "[rein|claude|codex]", "start a new conversation (in rein's loop, Claude Code or Codex)"},
+	{"new", "[rein|claude|codex]", "start a new conversation (in rein, Claude Code or Codex)"},
 	{"help", "", "this list"},
 	{"quit", "", "leave (the host keeps the conversation)"},
 }
