@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/external"
 	"github.com/reinhq/rein/internal/fold"
@@ -49,6 +50,17 @@ func (a *Agent) continueExternal(ctx context.Context) (string, error) {
 	}
 	sink := &externalSink{a: a, kind: x.Backend.Kind(), approver: x.Approver, known: st.Meta().External}
 	res := x.Backend.Turn(ctx, t, sink)
+	if t.Resume != "" && res.Status == external.StatusFailed && errors.Is(res.Err, external.ErrSessionGone) && sink.err == nil {
+		// The program no longer has the conversation's session (its files gone, another
+		// machine): a conversation must not fail for ever on that. The turn starts a new session,
+		// told what was said so far as the record has it, and the record says so.
+		note := fmt.Sprintf("%s could not resume session %s (%v): this turn starts a new session, given the conversation so far as rein recorded it", x.Backend.Kind(), t.Resume, res.Err)
+		if err := sink.Item(external.Item{Kind: external.ItemError, Text: note}); err != nil {
+			return fold.Aborted, err
+		}
+		t.Resume, t.Prompt = "", retold(st)+t.Prompt
+		res = x.Backend.Turn(ctx, t, sink)
+	}
 	if sink.err != nil && res.Status != external.StatusFailed {
 		// The record could not be written: the exchange ends on that, whatever the program did.
 		return fold.Aborted, sink.err
@@ -103,6 +115,44 @@ func promptText(st *fold.State) string {
 		}
 	}
 	return b.String()
+}
+
+// retoldLimit is the most of an earlier conversation retold to a new session, its newest part kept.
+const retoldLimit = 64 << 10
+
+// retold is the conversation before the turn in hand, as its context holds it, for a program that
+// lost its session: each message's text under who said it, the oldest cut when it is long.
+func retold(st *fold.State) string {
+	msgs := st.Context()
+	if len(msgs) > 0 {
+		msgs = msgs[:len(msgs)-1] // the prompt in hand, which follows
+	}
+	var b strings.Builder
+	for _, m := range msgs {
+		who := "The person"
+		if m.Role == record.Assistant {
+			who = "You"
+		}
+		for _, p := range m.Parts {
+			if p.Type == record.PartText && strings.TrimSpace(p.Text) != "" {
+				fmt.Fprintf(&b, "%s: %s\n\n", who, p.Text)
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	told := b.String()
+	cut := ""
+	if len(told) > retoldLimit {
+		at := len(told) - retoldLimit
+		for at < len(told) && !utf8.RuneStart(told[at]) {
+			at++
+		}
+		told, cut = told[at:], " (its beginning cut)"
+	}
+	return "[rein: this conversation's earlier session could not be resumed. What was said before, as rein recorded it" + cut + ":]\n\n" +
+		told + "[rein: end of the earlier conversation. The new message follows.]\n\n"
 }
 
 // externalSink records what the program reports, as it reports it.

@@ -3,6 +3,7 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -181,5 +182,55 @@ func TestExternalApproval(t *testing.T) {
 	ag2.TakeUp(context.Background(), agent.Prompt{Text: "make a"})
 	if im := last[*record.Import](t, readRecords(t, path2)); im.Message.Parts[0].Text != "denied" {
 		t.Fatalf("with no approver the program was told %q", im.Message.Parts[0].Text)
+	}
+}
+
+// A program that no longer has the conversation's session refuses to resume it: the turn does not
+// fail for ever on that, but starts a new session told what was said before, and the record says
+// so (an external_item error naming the lost session, then the new session).
+func TestExternalSessionGone(t *testing.T) {
+	gone := fmt.Errorf("%w: No conversation found with session ID: cc-1", external.ErrSessionGone)
+	prog := &fakeProgram{turns: []fakeTurn{
+		{session: "cc-1", res: external.Result{Status: external.StatusCompleted, Reply: "The answer is 42."}},
+		{res: external.Result{Status: external.StatusFailed, Err: gone}},
+		{session: "cc-2", res: external.Result{Status: external.StatusCompleted, Reply: "Still 42."}},
+		{session: "cc-2", res: external.Result{Status: external.StatusCompleted, Reply: "Yes."}},
+	}}
+	ag, path := newExternal(t, prog, nil)
+	ctx := context.Background()
+	if out := ag.TakeUp(ctx, agent.Prompt{Text: "what is the answer?"}); out.Reason != fold.Replied {
+		t.Fatalf("first: %+v", out)
+	}
+	if out := ag.TakeUp(ctx, agent.Prompt{Text: "remind me"}); out.Reason != fold.Replied || out.Err != nil {
+		t.Fatalf("after the session was lost: %+v", out)
+	}
+	if out := ag.TakeUp(ctx, agent.Prompt{Text: "sure?"}); out.Reason != fold.Replied {
+		t.Fatalf("third: %+v", out)
+	}
+	if got, want := strings.Join(prog.resumes, ","), ",cc-1,,cc-2"; got != want {
+		t.Errorf("resumed %q, want %q", got, want)
+	}
+	retold := prog.prompts[2]
+	for _, want := range []string{"could not be resumed", "The person: what is the answer?", "You: The answer is 42.", "remind me"} {
+		if !strings.Contains(retold, want) {
+			t.Errorf("the new session's first prompt lacks %q:\n%s", want, retold)
+		}
+	}
+	if strings.Count(retold, "remind me") != 1 || !strings.HasSuffix(retold, "remind me") {
+		t.Errorf("the prompt in hand is not told once, last:\n%s", retold)
+	}
+	if prog.prompts[3] != "sure?" {
+		t.Errorf("the turn after it carries %q, want only its prompt", prog.prompts[3])
+	}
+	rs := readRecords(t, path)
+	want := "session_started backend user_prompt external_session import quiesced " +
+		"user_prompt external_item external_session import quiesced " +
+		"user_prompt import quiesced"
+	if got := strings.Join(kinds(rs), " "); got != want {
+		t.Errorf("records\n got %s\nwant %s", got, want)
+	}
+	items := all[*record.ExternalItem](rs)
+	if len(items) != 1 || items[0].Item != external.ItemError || !strings.Contains(items[0].Text, "could not resume session cc-1") {
+		t.Errorf("the lost session is not said: %+v", items)
 	}
 }

@@ -16,13 +16,21 @@
 //   - Errors are reported as the program states them (Claude Code's is_error, Codex's turn status),
 //     and a program that dies mid-turn gives StatusFailed with its exit status and the end of its
 //     standard error, never a made-up reply.
+//   - A program that no longer has the session Turn.Resume names (its files deleted, another
+//     machine) refuses it before the turn begins: the Result is StatusFailed with an Err wrapping
+//     ErrSessionGone, and nothing of the turn was played.
 package external
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 )
+
+// ErrSessionGone is wrapped by a Turn's error when the program refused to resume the session
+// Turn.Resume names because it no longer has it (see the package doc).
+var ErrSessionGone = errors.New("the program no longer has the session to resume")
 
 // InterruptGrace is how long a running turn is given to end after the program is asked to
 // interrupt it, before its process group is ended.

@@ -2,6 +2,7 @@ package claude_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -156,11 +157,11 @@ func clipS(s string, n int) string {
 }
 
 // A session Claude Code cannot find is refused before the turn begins, and the turn says why, in
-// Claude Code's words.
+// Claude Code's words, as external.ErrSessionGone (the agent then starts a new session).
 func TestResumeUnknownSession(t *testing.T) {
 	f := newFixture(t, `[{"text":"never played"}]`)
 	res := f.turn(ctxFor(t, 90*time.Second), "hello", "11111111-2222-3333-4444-555555555555", "full", newSink())
-	if res.Status != external.StatusFailed || res.Err == nil || !strings.Contains(res.Err.Error(), "No conversation found") {
+	if res.Status != external.StatusFailed || res.Err == nil || !strings.Contains(res.Err.Error(), "No conversation found") || !errors.Is(res.Err, external.ErrSessionGone) {
 		t.Fatalf("turn: %+v", res)
 	}
 	if n := f.sim.Pending(); n != 1 {

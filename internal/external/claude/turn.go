@@ -67,6 +67,9 @@ func (b *Backend) Turn(ctx context.Context, t external.Turn, sink external.Sink)
 		if s := strings.TrimSpace(r.stderr.String()); s != "" {
 			res.Err = fmt.Errorf("%w; its standard error ends: %s", res.Err, s)
 		}
+		if t.Resume != "" && strings.Contains(res.Err.Error(), "No conversation found") {
+			res.Err = fmt.Errorf("%w: %w", external.ErrSessionGone, res.Err)
+		}
 	}
 	if res.Status == external.StatusFailed && res.Err == nil {
 		res.Err = r.died()

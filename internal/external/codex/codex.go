@@ -39,6 +39,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 
@@ -439,6 +440,9 @@ func (r *run) thread() (string, error) {
 		params["excludeTurns"] = true
 	}
 	raw, err := r.call(method, params)
+	if err != nil && method == "thread/resume" && strings.Contains(err.Error(), "no rollout found") {
+		return "", fmt.Errorf("%w: %w", external.ErrSessionGone, err)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package codex
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"syscall"
 	"testing"
@@ -449,6 +450,22 @@ func TestCloseDuringTurn(t *testing.T) {
 	res = r.turn(ctx, "later", res.Session, "workspace", newSink())
 	if pid, _ := r.started(); res.Status != external.StatusCompleted || !procs.Alive(pid) {
 		t.Fatalf("the turn after Close: %+v, its app-server kept: %v", res, procs.Alive(pid))
+	}
+	r.closed(t)
+}
+
+// A thread Codex has no rollout for is refused before the turn begins, in Codex's words, as
+// external.ErrSessionGone (the agent then starts a new thread); nothing is played, nothing left.
+func TestResumeUnknownThread(t *testing.T) {
+	r := newRig(t, `{"steps":[{"text":"never played"}]}`, sim.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), turnWithin)
+	defer cancel()
+	res := r.turn(ctx, "hello", "01a2339b-4ba9-72c1-aec1-000000000000", "workspace", newSink())
+	if res.Status != external.StatusFailed || !errors.Is(res.Err, external.ErrSessionGone) || !strings.Contains(res.Err.Error(), "no rollout found") {
+		t.Fatalf("turn: %+v", res)
+	}
+	if n := len(r.sim.Requests()); n != 0 {
+		t.Errorf("the simulator received %d requests", n)
 	}
 	r.closed(t)
 }
