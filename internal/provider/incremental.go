@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"sort"
 )
 
@@ -314,15 +315,31 @@ func skipValue(b []byte, i, end, depth int) (int, bool) {
 }
 
 // skipString returns the offset just past the string starting at b[i], or -1 if it does not end
-// before end.
+// before end. It jumps from quote to quote (bytes.IndexByte is vectorised); a quote after an odd
+// run of backslashes is escaped.
 func skipString(b []byte, i, end int) int {
-	for i++; i < end; i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	for i++; i < end; {
+		q := bytes.IndexByte(b[i:end], '"')
+		if q < 0 {
+			return -1
 		}
+		q += i
+		k := q
+		for k > i && b[k-1] == '\\' {
+			k--
+		}
+		if (q-k)%2 == 0 {
+			return q + 1
+		}
+		i = q + 1
 	}
 	return -1
 }
+
+// SkipSpace returns the offset of the first byte at or after b[i] that is not JSON white space.
+func SkipSpace(b []byte, i int) int { return skipSpace(b, i, len(b)) }
+
+// ValueEnd returns the end of the JSON value starting at b[i]: strings by their quotes, objects
+// and arrays by their brackets, other values up to the next delimiter. It finds where a value
+// ends, not whether it is valid (a validator judges that).
+func ValueEnd(b []byte, i int) (int, bool) { return skipValue(b, i, len(b), math.MaxInt) }

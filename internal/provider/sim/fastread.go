@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+
+	"github.com/reinhq/rein/internal/provider"
 )
 
 // The simulator reads every request it serves (view), after its validator accepted it. Decoding
@@ -85,14 +87,14 @@ func readAnthropic(body []byte, c *readCache) view {
 // refuses (false) what it cannot read plainly: not an object, a name escaped or not ASCII.
 func topFields(body []byte) (map[string][]byte, bool) {
 	n := len(body)
-	i := skipSpace(body, 0)
+	i := provider.SkipSpace(body, 0)
 	if i == n || body[i] != '{' {
 		return nil, false
 	}
 	fields := map[string][]byte{}
-	i = skipSpace(body, i+1)
+	i = provider.SkipSpace(body, i+1)
 	if i < n && body[i] == '}' {
-		return fields, skipSpace(body, i+1) == n
+		return fields, provider.SkipSpace(body, i+1) == n
 	}
 	for {
 		if i == n || body[i] != '"' {
@@ -109,131 +111,58 @@ func topFields(body []byte) (map[string][]byte, bool) {
 			return nil, false
 		}
 		name := string(bytes.ToLower(body[i+1 : k]))
-		i = skipSpace(body, k+1)
+		i = provider.SkipSpace(body, k+1)
 		if i == n || body[i] != ':' {
 			return nil, false
 		}
-		i = skipSpace(body, i+1)
-		j, ok := valueEnd(body, i)
+		i = provider.SkipSpace(body, i+1)
+		j, ok := provider.ValueEnd(body, i)
 		if !ok {
 			return nil, false
 		}
 		fields[name] = body[i:j]
-		i = skipSpace(body, j)
+		i = provider.SkipSpace(body, j)
 		if i == n {
 			return nil, false
 		}
 		if body[i] == '}' {
-			return fields, skipSpace(body, i+1) == n
+			return fields, provider.SkipSpace(body, i+1) == n
 		}
 		if body[i] != ',' {
 			return nil, false
 		}
-		i = skipSpace(body, i+1)
+		i = provider.SkipSpace(body, i+1)
 	}
 }
 
 // elements splits a JSON array into its elements' raw values; false if raw is not one.
 func elements(raw []byte) ([][]byte, bool) {
 	n := len(raw)
-	i := skipSpace(raw, 0)
+	i := provider.SkipSpace(raw, 0)
 	if i == n || raw[i] != '[' {
 		return nil, false
 	}
 	var out [][]byte
-	i = skipSpace(raw, i+1)
+	i = provider.SkipSpace(raw, i+1)
 	if i < n && raw[i] == ']' {
-		return out, skipSpace(raw, i+1) == n
+		return out, provider.SkipSpace(raw, i+1) == n
 	}
 	for {
-		j, ok := valueEnd(raw, i)
+		j, ok := provider.ValueEnd(raw, i)
 		if !ok {
 			return nil, false
 		}
 		out = append(out, raw[i:j])
-		i = skipSpace(raw, j)
+		i = provider.SkipSpace(raw, j)
 		if i == n {
 			return nil, false
 		}
 		if raw[i] == ']' {
-			return out, skipSpace(raw, i+1) == n
+			return out, provider.SkipSpace(raw, i+1) == n
 		}
 		if raw[i] != ',' {
 			return nil, false
 		}
-		i = skipSpace(raw, i+1)
+		i = provider.SkipSpace(raw, i+1)
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
-		i++
-	}
-	return i
-}
-
-// valueEnd returns the end of the JSON value starting at b[i]: strings by their quotes, objects
-// and arrays by their brackets, other values up to the next delimiter. It finds where a value
-// ends, not whether it is valid (the validator judged that).
-func valueEnd(b []byte, i int) (int, bool) {
-	n := len(b)
-	if i >= n {
-		return 0, false
-	}
-	switch b[i] {
-	case '"':
-		j := stringEnd(b, i)
-		return j, j > 0
-	case '{', '[':
-	default:
-		j := i
-		for j < n {
-			switch b[j] {
-			case ',', ']', '}', ' ', '\n', '\r', '\t', '"', '{', '[':
-				return j, j > i
-			}
-			j++
-		}
-		return j, j > i
-	}
-	level := 0
-	for i < n {
-		switch b[i] {
-		case '"':
-			if i = stringEnd(b, i); i < 0 {
-				return 0, false
-			}
-			continue
-		case '{', '[':
-			level++
-		case '}', ']':
-			if level--; level == 0 {
-				return i + 1, true
-			}
-		}
-		i++
-	}
-	return 0, false
-}
-
-// stringEnd returns the offset just past the string starting at b[i], or -1 if it does not end.
-// It jumps from quote to quote (bytes.IndexByte is vectorised); a quote after an odd run of
-// backslashes is escaped.
-func stringEnd(b []byte, i int) int {
-	for i++; i < len(b); {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return -1
-		}
-		q += i
-		k := q
-		for k > i && b[k-1] == '\\' {
-			k--
-		}
-		if (q-k)%2 == 0 {
-			return q + 1
-		}
-		i = q + 1
-	}
-	return -1
 }
