@@ -30,11 +30,21 @@ const (
 	stopBound  = 25 * time.Millisecond
 	slackBound = 40 * stopBound
 	tries      = 5
+	// timeBound is how far past its time limit a search may answer: the limit is a timer, and on
+	// a machine busy with other work a timer fires late by tens of milliseconds where a Stop's
+	// cancellation does not; a search that ignored its limit would run for seconds.
+	timeBound = 150 * time.Millisecond
 )
 
 // prompt runs measure tries times and fails the test unless the median of the durations it
 // returns is within stopBound and each within slackBound. It logs them, sorted.
 func prompt(t *testing.T, what string, measure func() time.Duration) {
+	t.Helper()
+	promptWithin(t, stopBound, what, measure)
+}
+
+// promptWithin is prompt with the median held to bound instead of stopBound.
+func promptWithin(t *testing.T, bound time.Duration, what string, measure func() time.Duration) {
 	t.Helper()
 	var ds []time.Duration
 	for range tries {
@@ -44,8 +54,8 @@ func prompt(t *testing.T, what string, measure func() time.Duration) {
 		}
 	}
 	slices.Sort(ds)
-	if med := ds[len(ds)/2]; med > stopBound {
-		t.Errorf("%s: the median of %d tries is %v, more than %v (%v)", what, tries, med, stopBound, ds)
+	if med := ds[len(ds)/2]; med > bound {
+		t.Errorf("%s: the median of %d tries is %v, more than %v (%v)", what, tries, med, bound, ds)
 	}
 	if ds[len(ds)-1] > slackBound {
 		t.Errorf("%s: a try took %v, more than %v (%v)", what, ds[len(ds)-1], slackBound, ds)
@@ -468,7 +478,7 @@ func TestSearchBounds(t *testing.T) {
 			{w.Grep(), map[string]any{"pattern": `(?:[a-j]{1,20}){1,20}x`}, "no matches for (?:[a-j]{1,20}){1,20}x" +
 				"\n[stopped after 150ms, the longest one search runs, having visited %d entries: what is above comes from that part only; narrow the path, the glob or the pattern]"},
 		} {
-			prompt(t, c.tl.Spec().Name+" ran past its time limit by", func() time.Duration {
+			promptWithin(t, timeBound, c.tl.Spec().Name+" ran past its time limit by", func() time.Duration {
 				start := time.Now()
 				r := call(t, c.tl, c.args)
 				took := time.Since(start)
