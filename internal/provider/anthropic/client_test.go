@@ -155,7 +155,7 @@ func TestClientCancelMidStream(t *testing.T) {
 		t.Fatalf("reply %+v, want the partial text, stopped as cancelled", reply)
 	}
 	t.Logf("stream stopped %v after cancel", lat)
-	if lat > 100*time.Millisecond {
+	if lat > 250*time.Millisecond { // at once, with room for a busy machine
 		t.Fatalf("Send returned %v after cancel", lat)
 	}
 }
