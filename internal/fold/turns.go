@@ -373,12 +373,21 @@ func (s *State) CallName(callID string) string {
 const labelMax = 50
 
 // label is the opening line of a text, clipped to about 50 characters.
+//
+// The label is a copy, never a slice of text: a turn keeps its label for the session's life, long
+// after it has left the context and released its messages, and a slice would keep the whole text
+// (a pasted file, a long prompt) alive with it.
 func label(text string) string {
+	whole := len(text)
 	text = strings.TrimSpace(text)
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		text = strings.TrimSpace(text[:i])
 	}
-	return clip(text, labelMax)
+	l := clip(text, labelMax)
+	if len(l) < whole && len(text) <= labelMax { // clip copies what it cuts
+		l = strings.Clone(l)
+	}
+	return l
 }
 
 // clip cuts s to at most n bytes on a rune boundary, marking the cut with "…".
