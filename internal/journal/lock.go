@@ -15,8 +15,10 @@ const LockName = "record.lock"
 
 // unnamedWait is how long a would-be writer waits out a lock whose holder has not said who it is:
 // a reader probing it (Live), or a writer that has just taken it and is writing its name. Either
-// lets go or names itself within microseconds; a named holder is refused at once.
-const unnamedWait = 100 * time.Millisecond
+// lets go or names itself within microseconds on an idle machine, but a process can lose its
+// processor between the two steps for well over 100 ms on a busy one (the writer-race stress test
+// saw it); a named holder is refused at once, so the wait costs only in that window.
+const unnamedWait = time.Second
 
 // HeldError is the refusal of a would-be writer of a record that another writer holds: another
 // process (a run, a host, an edit), or another Writer of the same record in this one. Nothing was
