@@ -1,13 +1,17 @@
 package checkpoint
 
-import "syscall"
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 func statTimes(st *syscall.Stat_t) (mtime, ctime syscall.Timespec) {
 	return st.Mtimespec, st.Ctimespec
 }
 
-func keyOf(st *syscall.Stat_t) statKey {
-	return statKey{dev: uint64(uint32(st.Dev)), ino: st.Ino, mode: uint32(st.Mode), size: st.Size, mtime: st.Mtimespec, ctime: st.Ctimespec}
+func keyOf(st *unix.Stat_t) statKey {
+	return statKey{dev: uint64(uint32(st.Dev)), ino: st.Ino, mode: uint32(st.Mode), size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
 // localClock reports whether the filesystem holding dir dates its files by this machine's clock,

@@ -1,11 +1,15 @@
 package checkpoint
 
-import "syscall"
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 func statTimes(st *syscall.Stat_t) (mtime, ctime syscall.Timespec) { return st.Mtim, st.Ctim }
 
-func keyOf(st *syscall.Stat_t) statKey {
-	return statKey{dev: uint64(st.Dev), ino: st.Ino, mode: st.Mode, size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+func keyOf(st *unix.Stat_t) statKey {
+	return statKey{dev: st.Dev, ino: st.Ino, mode: st.Mode, size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
 // localClock reports whether the filesystem holding dir dates its files by this machine's clock,

@@ -4,8 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A watch is what a snapshot saw of the workspace, kept so that the next snapshot of the session
@@ -30,8 +31,7 @@ import (
 // a walk that meets one keeps no watch: the snapshots that follow run git until the workspace
 // has been still for that long.
 type watch struct {
-	paths []string // absolute
-	stats []statKey
+	dirs []watchDir // the workspace's directories, the root first, each before those in it
 
 	// What the snapshot found: the answer of a snapshot that finds everything as it was.
 	commit, tree string
@@ -45,12 +45,21 @@ type watch struct {
 	ownExclude statKey // the shadow repository's info/exclude
 }
 
-// statKey is the part of a stat that changes when an entry changes.
+// watchDir is a directory of the workspace and its entries as a walk saw them: each entry is
+// stat'ed relative to the open directory, a lookup of one name, not of the whole path.
+type watchDir struct {
+	path  string // absolute
+	key   statKey
+	names []string
+	keys  []statKey
+}
+
+// statKey is the part of a stat that changes when an entry changes; times in nanoseconds.
 type statKey struct {
 	dev, ino     uint64
 	mode         uint32
 	size         int64
-	mtime, ctime syscall.Timespec
+	mtime, ctime int64
 }
 
 // maxWatched bounds a watch: past it (a tree with a large ignored directory) each snapshot runs
@@ -64,18 +73,18 @@ const (
 // its coarse clock, which lags the precise one by up to a scheduler tick (10 ms at 100 Hz).
 const tickSlack = 50 * time.Millisecond
 
-func lstatKey(p string, st *syscall.Stat_t) (statKey, error) {
-	if err := syscall.Lstat(p, st); err != nil {
-		return statKey{}, err
-	}
-	return keyOf(st), nil
-}
-
 // stampKey is a file's statKey, zero when it does not exist (a state to compare like any other).
 func stampKey(p string) statKey {
-	var st syscall.Stat_t
-	k, _ := lstatKey(p, &st)
-	return k
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil {
+		return statKey{}
+	}
+	return keyOf(&st)
+}
+
+// openDir opens a directory of the workspace for stat'ing its entries, never through a link.
+func openDir(p string) (int, error) {
+	return unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 }
 
 func (r *Repo) headRefPath(session string) string {
@@ -86,43 +95,42 @@ func (r *Repo) headRefPath(session string) string {
 // filled in by the snapshot that follows); nil when it cannot keep one, and big when that is
 // because the workspace has more than maxWatched entries.
 func (r *Repo) walk(start time.Time) (w *watch, big bool) {
-	var st syscall.Stat_t
-	root, err := lstatKey(r.workspace, &st)
-	if err != nil || !localClock(r.workspace) {
+	if !localClock(r.workspace) {
 		return nil, false
 	}
 	w = &watch{excludes: r.workspaceExcludes(), ownExclude: stampKey(filepath.Join(r.gitDir, "info", "exclude"))}
 	w.exclStat = stampKey(w.excludes)
-	w.paths, w.stats = append(w.paths, r.workspace), append(w.stats, root)
 	skipDir := r.ownStateIn()
-	dirs := []string{r.workspace}
-	for len(dirs) > 0 {
-		d := dirs[len(dirs)-1]
-		dirs = dirs[:len(dirs)-1]
-		f, err := os.Open(d)
+	var dev uint64
+	entries := 0
+	var st unix.Stat_t
+	for todo := []string{r.workspace}; len(todo) > 0; {
+		d := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		f, err := os.OpenFile(d, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW, 0)
 		if err != nil {
 			return nil, false
 		}
-		names, err := f.Readdirnames(-1)
+		wd, err := walkDir(f, d, &st)
 		f.Close()
 		if err != nil {
 			return nil, false
 		}
-		for _, name := range names {
-			if strings.EqualFold(name, ".git") {
-				continue // never captured, at any depth (a nested repository's .git included)
-			}
-			p := d + string(filepath.Separator) + name
-			k, err := lstatKey(p, &st)
-			if err != nil || k.dev != root.dev {
-				return nil, false // gone under the walk, unreadable, or another filesystem
-			}
-			w.paths, w.stats = append(w.paths, p), append(w.stats, k)
-			if st.Mode&syscall.S_IFMT == syscall.S_IFDIR && p != skipDir {
-				dirs = append(dirs, p)
+		if len(w.dirs) == 0 {
+			dev = wd.key.dev
+		}
+		if wd.key.dev != dev {
+			return nil, false // another filesystem mounted inside the workspace
+		}
+		for i, k := range wd.keys {
+			if k.mode&unix.S_IFMT == unix.S_IFDIR {
+				if p := d + string(filepath.Separator) + wd.names[i]; p != skipDir {
+					todo = append(todo, p)
+				}
 			}
 		}
-		if len(w.paths) > maxWatched {
+		w.dirs = append(w.dirs, wd)
+		if entries += len(wd.names) + 1; entries > maxWatched {
 			return nil, true
 		}
 	}
@@ -130,25 +138,60 @@ func (r *Repo) walk(start time.Time) (w *watch, big bool) {
 	// could leave its stat data as they are. The window is the clock's lag plus the timestamps'
 	// granule, read off the timestamps themselves: a filesystem that keeps whole seconds gives
 	// every timestamp a zero fraction.
-	since := start.Add(-tickSlack - granule(w.stats)).UnixNano()
-	for _, k := range w.stats {
-		if k.mtime.Nano() >= since || k.ctime.Nano() >= since {
+	since := start.Add(-tickSlack - granule(w.dirs)).UnixNano()
+	for _, d := range w.dirs {
+		if d.key.mtime >= since || d.key.ctime >= since {
 			return nil, false
+		}
+		for _, k := range d.keys {
+			if k.mtime >= since || k.ctime >= since {
+				return nil, false
+			}
 		}
 	}
 	return w, false
 }
 
+// walkDir reads one open directory: its own stat, then its entries' (.git passed over: it is
+// never captured, at any depth, a nested repository's included).
+func walkDir(f *os.File, path string, st *unix.Stat_t) (watchDir, error) {
+	fd := int(f.Fd())
+	if err := unix.Fstat(fd, st); err != nil {
+		return watchDir{}, err
+	}
+	wd := watchDir{path: path, key: keyOf(st)}
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return watchDir{}, err
+	}
+	for _, name := range names {
+		if strings.EqualFold(name, ".git") {
+			continue
+		}
+		if err := unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return watchDir{}, err // gone under the walk, or unreadable
+		}
+		wd.names, wd.keys = append(wd.names, name), append(wd.keys, keyOf(st))
+	}
+	return wd, nil
+}
+
 // granule is the coarsest timestamp granule the entries' times allow: the largest power of ten
 // (of nanoseconds, up to a second) dividing every fraction seen, and two seconds when every
 // fraction is zero (FAT keeps even seconds).
-func granule(stats []statKey) time.Duration {
+func granule(dirs []watchDir) time.Duration {
 	g := int64(time.Second)
-	for _, k := range stats {
-		for _, ns := range []int64{k.mtime.Nsec, k.ctime.Nsec} {
+	fit := func(k statKey) {
+		for _, ns := range []int64{k.mtime, k.ctime} {
 			for g > 1 && ns%g != 0 {
 				g /= 10
 			}
+		}
+	}
+	for _, d := range dirs {
+		fit(d.key)
+		for _, k := range d.keys {
+			fit(k)
 		}
 		if g == 1 {
 			break
@@ -202,9 +245,26 @@ func (r *Repo) unchanged(s *sess, w *watch) bool {
 	if ex := r.workspaceExcludes(); ex != w.excludes || stampKey(ex) != w.exclStat {
 		return false
 	}
-	var st syscall.Stat_t
-	for i, p := range w.paths {
-		if k, err := lstatKey(p, &st); err != nil || k != w.stats[i] {
+	var st unix.Stat_t
+	for _, d := range w.dirs {
+		if !d.unchanged(&st) {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *watchDir) unchanged(st *unix.Stat_t) bool {
+	fd, err := openDir(d.path)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	if unix.Fstat(fd, st) != nil || keyOf(st) != d.key {
+		return false
+	}
+	for i, name := range d.names {
+		if unix.Fstatat(fd, name, st, unix.AT_SYMLINK_NOFOLLOW) != nil || keyOf(st) != d.keys[i] {
 			return false
 		}
 	}

@@ -4,9 +4,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -219,8 +219,14 @@ func TestWalkRacyWindow(t *testing.T) {
 	if w == nil {
 		t.Fatal("a walk of a still workspace kept no watch")
 	}
-	if len(w.paths) != 3 { // the root, d, d/a.txt
-		t.Fatalf("watched %q, want the root, d and d/a.txt", w.paths)
+	var got []string
+	for _, d := range w.dirs {
+		for _, n := range d.names {
+			got = append(got, d.path+"/"+n)
+		}
+	}
+	if want := []string{ws + "/d", ws + "/d/a.txt"}; len(w.dirs) != 2 || w.dirs[0].path != ws || !slices.Equal(got, want) {
+		t.Fatalf("watched %d directories with %q, want the root and d with %q", len(w.dirs), got, want)
 	}
 	// A file dated in the future (a clock set back, a copied archive) is within the window.
 	future := time.Now().Add(time.Hour)
@@ -234,12 +240,12 @@ func TestWalkRacyWindow(t *testing.T) {
 }
 
 func TestGranule(t *testing.T) {
-	ts := func(ns ...int64) []statKey {
-		var out []statKey
+	ts := func(ns ...int64) []watchDir {
+		d := watchDir{key: statKey{mtime: 5e9, ctime: 5e9}}
 		for _, n := range ns {
-			out = append(out, statKey{mtime: syscall.Timespec{Sec: 5, Nsec: n}, ctime: syscall.Timespec{Sec: 5, Nsec: n}})
+			d.keys = append(d.keys, statKey{mtime: 5e9 + n, ctime: 5e9 + n})
 		}
-		return out
+		return []watchDir{d}
 	}
 	for _, c := range []struct {
 		ns   []int64
