@@ -127,7 +127,8 @@
 // for each other. Every operation holds a shared flock on rein/lock, which GC takes exclusively,
 // so objects a snapshot has written but not yet referenced are never pruned under it. A process
 // killed while running git can leave git's own lock files (index.lock, a ref's .lock); they are
-// removed by the next holder of the session's lock, which is the only writer they can belong to.
+// removed by the next holder of the session's lock that runs git, which is the only writer they
+// can belong to.
 //
 // # Refusals
 //

@@ -26,7 +26,7 @@ func (r *Repo) Snapshot(ctx context.Context, session string, turn int64) (Checkp
 	if turn < 0 {
 		return Checkpoint{}, fmt.Errorf("snapshot: turn %d: turns count from 0", turn)
 	}
-	s, release, err := r.acquire(ctx, session)
+	s, release, err := r.hold(ctx, session)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("snapshot session %s: %w", session, err)
 	}
@@ -40,6 +40,9 @@ func (r *Repo) Snapshot(ctx context.Context, session string, turn int64) (Checkp
 		return Checkpoint{Session: s.id, Turn: turn, Commit: w.commit, Tree: w.tree, Skipped: slices.Clone(w.skipped)}, nil
 	}
 	s.watch = nil
+	if err := r.clearStaleLocks(s); err != nil {
+		return Checkpoint{}, fmt.Errorf("snapshot session %s: %w", session, err)
+	}
 	// The walk comes before git reads anything: a change made after it shows in the next
 	// snapshot's stat data, whether or not git saw it.
 	var w *watch
