@@ -26,10 +26,10 @@ import (
 // snapshot to git, which decides as it always did.
 //
 // Racily clean entries: a file changed within the timestamp granule of its last change keeps
-// its stat data. An entry whose mtime or ctime lies within racyWindow of the moment the walk
-// began (or after it) could change again, after the walk, without its stat data showing it, so
-// a walk that meets one keeps no watch: the snapshots that follow run git until the workspace
-// has been still for that long.
+// its stat data. An entry whose mtime or ctime lies within tickSlack plus that granule of the
+// moment the walk began (or after it) could change again, after the walk, without its stat data
+// showing it, so a walk that meets one keeps no watch: the snapshots that follow run git until
+// the workspace has been still for that long.
 type watch struct {
 	dirs []watchDir // the workspace's directories, the root first, each before those in it
 
