@@ -95,7 +95,8 @@ type benchOptions struct {
 	turns      int
 	sandbox    string
 	cpuProfile string
-	// noCheckpoints passes --no-checkpoints: each tool turn then starts no git processes.
+	// noCheckpoints passes --no-checkpoints: no snapshot at all, not even the stat walk of an
+	// unchanged workspace.
 	noCheckpoints bool
 }
 
@@ -184,7 +185,7 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 		mode = string(sandboxSupport().Default()) + " (rein's default here)"
 	}
 	fmt.Fprintf(out, "rein bench turns: %d tool turns of bash `echo x`, the simulator in-process at zero latency\n", o.turns)
-	ckpt := "checkpoints on (each tool turn snapshots the workspace with git, in the background)"
+	ckpt := "checkpoints on (each tool turn snapshots the workspace in the background: git runs when a file changed)"
 	if o.noCheckpoints {
 		ckpt = "no checkpoints"
 	}

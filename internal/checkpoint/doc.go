@@ -79,6 +79,21 @@
 // (Checkpoint.Changed is false). A new session's index starts as a copy of the most recently used
 // one, so its first snapshot reuses the stat cache too.
 //
+// Most tool turns change nothing (echo, ls, cat, grep), and their snapshots start no git process
+// at all. Before git looks at the workspace, a snapshot walks it and keeps, in the process, the
+// stat data (size, mtime, ctime, inode, mode) of every entry of every directory — .git and rein's
+// own state directory passed over, ignored entries kept — and, once committed, of the session's
+// index, its head ref and the exclude files. The next snapshot of the session lstats them all;
+// when every one is as it was, the workspace holds the tree the last snapshot took (a changed
+// file has a new ctime even when its size and mtime are put back; an entry added, removed or
+// renamed changes its directory's mtime; an ignore rule lives in a watched file), and the
+// snapshot answers as git would have: Changed false, Commit the head. Whatever differs sends the
+// snapshot to git, which decides as before. No watch is kept, and every snapshot runs git, while
+// an entry changed within 50 ms (plus the timestamps' granule) of the walk — racily clean, as git
+// says — or when the walk meets an unreadable directory, another filesystem mounted inside the
+// workspace, a filesystem not known to date files by this machine's clock (a network one), or
+// more than 20,000 entries (a large ignored directory: git's own walk skips it, this one does not).
+//
 // # Restores
 //
 // Restore makes the workspace's tree equal a checkpoint's, except for the paths the workspace has
@@ -112,7 +127,8 @@
 // for each other. Every operation holds a shared flock on rein/lock, which GC takes exclusively,
 // so objects a snapshot has written but not yet referenced are never pruned under it. A process
 // killed while running git can leave git's own lock files (index.lock, a ref's .lock); they are
-// removed by the next holder of the session's lock, which is the only writer they can belong to.
+// removed by the next holder of the session's lock that runs git, which is the only writer they
+// can belong to.
 //
 // # Refusals
 //

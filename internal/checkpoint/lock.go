@@ -74,6 +74,21 @@ func waitLock(ctx context.Context, path string, how int) (*flock, error) {
 // process holding it is refused with ErrBusy). Holding them all, it removes the git lock files a
 // killed holder left in the session's index and refs: nobody else can be writing them.
 func (r *Repo) acquire(ctx context.Context, id string) (*sess, func(), error) {
+	s, release, err := r.hold(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := r.clearStaleLocks(s); err != nil {
+		release()
+		return nil, nil, err
+	}
+	return s, release, nil
+}
+
+// hold is acquire without the clearing of git's lock files, for an operation that may run no
+// git at all (a snapshot answered by its watch): it clears them itself before its first git
+// command.
+func (r *Repo) hold(ctx context.Context, id string) (*sess, func(), error) {
 	s, err := r.session(id)
 	if err != nil {
 		return nil, nil, err
@@ -107,10 +122,6 @@ func (r *Repo) acquire(ctx context.Context, id string) (*sess, func(), error) {
 		sessLock.release()
 		repoLock.release()
 		<-s.sem
-	}
-	if err := r.clearStaleLocks(s); err != nil {
-		release()
-		return nil, nil, err
 	}
 	return s, release, nil
 }

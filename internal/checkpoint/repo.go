@@ -104,6 +104,11 @@ type sess struct {
 	// file as it was then; empty when unknown.
 	tree      string
 	treeStamp indexStamp
+	// watch is what the last snapshot saw of the workspace, when it could keep it: the next
+	// snapshot that finds it all as it was runs no git (see watch). walkAfter counts down the
+	// snapshots that take no watch after a walk found too many entries.
+	watch     *watch
+	walkAfter int
 }
 
 // Open opens (creating it if need be) the shadow repository of workspace under stateDir,

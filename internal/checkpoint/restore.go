@@ -172,7 +172,7 @@ func (r *Repo) restore(ctx context.Context, s *sess, target string) (Restored, e
 		}
 		skipped = cp.Skipped
 	}
-	s.tree = "" // read-tree below writes the index
+	s.tree, s.watch = "", nil // read-tree below writes the index and the workspace
 	tree, err := r.treeOf(ctx, m.Target)
 	if err != nil {
 		return Restored{}, err

@@ -26,7 +26,7 @@ func (r *Repo) Snapshot(ctx context.Context, session string, turn int64) (Checkp
 	if turn < 0 {
 		return Checkpoint{}, fmt.Errorf("snapshot: turn %d: turns count from 0", turn)
 	}
-	s, release, err := r.acquire(ctx, session)
+	s, release, err := r.hold(ctx, session)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("snapshot session %s: %w", session, err)
 	}
@@ -36,9 +36,30 @@ func (r *Repo) Snapshot(ctx context.Context, session string, turn int64) (Checkp
 	} else if owed {
 		return Checkpoint{}, fmt.Errorf("snapshot session %s: %w: the workspace is partway to %s; Restore completes it (or Abandon forgets it)", session, ErrRestoreOwed, m.Target)
 	}
+	if w := s.watch; w != nil && r.unchanged(s, w) {
+		return Checkpoint{Session: s.id, Turn: turn, Commit: w.commit, Tree: w.tree, Skipped: slices.Clone(w.skipped)}, nil
+	}
+	s.watch = nil
+	if err := r.clearStaleLocks(s); err != nil {
+		return Checkpoint{}, fmt.Errorf("snapshot session %s: %w", session, err)
+	}
+	// The walk comes before git reads anything: a change made after it shows in the next
+	// snapshot's stat data, whether or not git saw it.
+	var w *watch
+	if s.walkAfter > 0 {
+		s.walkAfter--
+	} else {
+		var big bool
+		if w, big = r.walk(time.Now()); big {
+			s.walkAfter = watchBackoff
+		}
+	}
 	cp, err := r.snapshot(ctx, s, turn, false)
 	if err != nil {
 		return Checkpoint{}, fmt.Errorf("snapshot session %s turn %d: %w", session, turn, err)
+	}
+	if w != nil && r.seal(w, s, cp) {
+		s.watch = w
 	}
 	return cp, nil
 }
@@ -47,6 +68,7 @@ func (r *Repo) Snapshot(ctx context.Context, session string, turn int64) (Checkp
 // even when the tree is unchanged (pointing at the head).
 func (r *Repo) snapshot(ctx context.Context, s *sess, turn int64, safety bool) (Checkpoint, error) {
 	start := time.Now()
+	s.watch = nil
 	// The head is read beside the staging, which does not move it: one git process less on the
 	// way of a snapshot that finds nothing changed (the loop waits for it before tools run).
 	type headResult struct {

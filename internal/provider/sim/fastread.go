@@ -18,15 +18,28 @@ import (
 // plainly.
 
 // readCache is what the reading of a conversation's last request leaves for the next: its
-// messages, raw, and the view's reading of them. fields and items, when set, are the split of the
-// body about to be read (by Server.recall, which splits it to find its conversation).
+// messages, raw, and the view's reading of them after each of the last few prefixes of them
+// (marks): a client that marks its last messages for caching sends those again changed, the
+// marks moved on, so the next reading resumes from before them. fields and items, when set, are
+// the split of the body about to be read (by Server.recall, which splits it to find its
+// conversation).
 type readCache struct {
-	msgs [][]byte
-	v    view
+	msgs  [][]byte
+	marks []readMark // ascending n, the last at len(msgs)
 
 	fields map[string][]byte
 	items  [][]byte
 }
+
+// readMark is the view's reading of a conversation's first n messages.
+type readMark struct {
+	n int
+	v view
+}
+
+// keptMarks is how many readings a readCache keeps: after all the messages and after each of the
+// last three prefixes (rein marks its last two messages for caching).
+const keptMarks = 4
 
 // readAnthropic reads an Anthropic request, c being what its conversation's last reading left
 // (nil keeps nothing): see above.
@@ -57,23 +70,41 @@ func readAnthropic(body []byte, c *readCache) view {
 	_ = json.Unmarshal(f["thinking"], &req.Thinking)
 	var v view
 	from := 0
-	if c != nil && len(c.msgs) <= len(msgs) {
+	if c != nil {
 		same := 0
-		for same < len(c.msgs) && bytes.Equal(c.msgs[same], msgs[same]) {
+		for same < len(c.msgs) && same < len(msgs) && bytes.Equal(c.msgs[same], msgs[same]) {
 			same++
 		}
-		if same == len(c.msgs) {
-			v, from = c.v, same
-			v.results = slices.Clip(v.results) // appends must not reach the kept reading's array
+		for i := len(c.marks) - 1; i >= 0; i-- {
+			if c.marks[i].n <= same {
+				v, from = c.marks[i].v, c.marks[i].n
+				v.results = slices.Clip(v.results) // appends must not reach a kept reading's array
+				break
+			}
 		}
 	}
-	for _, raw := range msgs[from:] {
+	var marks []readMark
+	keepFrom := len(msgs) - keptMarks + 1
+	if c != nil {
+		for _, m := range c.marks {
+			if m.n <= from && m.n >= keepFrom {
+				marks = append(marks, m)
+			}
+		}
+	}
+	for i, raw := range msgs[from:] {
+		if n := from + i; c != nil && n >= keepFrom && (len(marks) == 0 || marks[len(marks)-1].n < n) {
+			marks = append(marks, readMark{n, v})
+		}
 		var m anthropicMessage
 		_ = json.Unmarshal(raw, &m)
 		v.anthropic(m)
 	}
 	if c != nil {
-		c.msgs, c.v = msgs, v
+		if len(marks) == 0 || marks[len(marks)-1].n < len(msgs) {
+			marks = append(marks, readMark{len(msgs), v})
+		}
+		c.msgs, c.marks = msgs, marks
 	}
 	v.model, v.stream, v.estimate = req.Model, req.Stream, estimate(f["system"], f["messages"], f["tools"])
 	v.thinking = req.Thinking != nil && req.Thinking.Type != "" && req.Thinking.Type != "disabled"

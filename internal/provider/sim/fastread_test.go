@@ -12,7 +12,8 @@ import (
 // TestReadAnthropicAgrees: the simulator's split reading of an Anthropic request gives the view
 // that decoding all of it gives, whatever the conversation (prompts with empty text, string and
 // block content, tool results, calls), the spacing and the spelling of the top-level keys, and
-// whatever the conversation's last request was (a shorter one, or one that differs anywhere).
+// whatever the conversation's last request was (a shorter one, or one that differs anywhere, near
+// its end too).
 func TestReadAnthropicAgrees(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		text := rapid.SampledFrom([]string{"", "hi", "run it", "a\nb", `q"uote`, "ünï"})
@@ -84,8 +85,14 @@ func TestReadAnthropicAgrees(t *testing.T) {
 		var c readCache
 		for n := range len(msgs) + 1 {
 			sent := msgs[:n]
-			if n > 0 && rapid.IntRange(0, 4).Draw(t, "edit") == 0 {
+			switch edit := rapid.IntRange(0, 4).Draw(t, "edit"); {
+			case n > 0 && edit == 0:
 				sent = append([]any{map[string]any{"role": "user", "content": "edited"}}, msgs[1:n]...)
+			case n > 0 && edit == 1:
+				// One of the last few messages differs from the last request's, as a client's cache
+				// marks on its last messages move on from one request to the next.
+				k := max(0, n-1-rapid.IntRange(0, 3).Draw(t, "late"))
+				sent = append(append(append([]any{}, msgs[:k]...), map[string]any{"role": "user", "content": "edited late"}), msgs[k+1:n]...)
 			}
 			body := encode(sent)
 			want := readAnthropicWhole(body)

@@ -198,10 +198,34 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, out io.Writer)
 	return nil
 }
 
+// readBody reads a request's body, up to maxBody, into one buffer the size its Content-Length
+// announces (io.ReadAll would grow one, copying, a dozen times for a long conversation).
+func readBody(rw http.ResponseWriter, r *http.Request) ([]byte, error) {
+	rd := http.MaxBytesReader(rw, r.Body, maxBody)
+	n := r.ContentLength
+	if n <= 0 || n > maxBody {
+		return io.ReadAll(rd)
+	}
+	b := make([]byte, 0, n+1) // one byte more: the read that finds the end
+	for {
+		m, err := rd.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		switch {
+		case err == io.EOF:
+			return b, nil
+		case err != nil:
+			return b, err
+		case len(b) == cap(b): // longer than announced: the rest as io.ReadAll reads it
+			rest, err := io.ReadAll(rd)
+			return append(b, rest...), err
+		}
+	}
+}
+
 // serve is the handler of one wire format's endpoint.
 func (s *Server) serve(w wire) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		body, readErr := io.ReadAll(http.MaxBytesReader(rw, r.Body, maxBody))
+		body, readErr := readBody(rw, r)
 		rec, n := s.begin(w.format(), r, body)
 		defer s.end(rec)
 		reqID := fmt.Sprintf("sim_req_%d", n)

@@ -16,9 +16,16 @@ func play(rw http.ResponseWriter, r *http.Request, w wire, p *plan) Outcome {
 	h.Set("X-Simulator", "rein")
 	rw.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(rw)
-	send := func(b []byte) bool {
-		if _, err := rw.Write(b); err != nil {
-			return false
+	// Frames gather in buf and go out together, the whole stream in one write when it has no
+	// delay: what a reader sees is the same bytes, and each content delta of a slow stream is
+	// still on the wire before the wait for the next one.
+	var buf []byte
+	flush := func() bool {
+		if len(buf) > 0 {
+			if _, err := rw.Write(buf); err != nil {
+				return false
+			}
+			buf = buf[:0]
 		}
 		return rc.Flush() == nil
 	}
@@ -38,12 +45,17 @@ func play(rw http.ResponseWriter, r *http.Request, w wire, p *plan) Outcome {
 		// deltas than that, at the first frame after its head and its last delta.
 		if faultAt >= 0 && deltas == faultAt && (f.delta || deltas == total && !f.head) {
 			if p.errorEvent != nil {
-				send(w.streamError(p, *p.errorEvent, i).bytes())
+				buf = w.streamError(p, *p.errorEvent, i).appendTo(buf)
+				flush()
 				return Errored
 			}
+			flush()
 			return CutOff
 		}
 		if f.delta && p.delay > 0 {
+			if !flush() {
+				return Cancelled
+			}
 			if timer == nil {
 				timer = time.NewTimer(p.delay)
 				defer timer.Stop()
@@ -59,15 +71,18 @@ func play(rw http.ResponseWriter, r *http.Request, w wire, p *plan) Outcome {
 		if f.delta {
 			deltas++
 		}
-		b := f.bytes()
-		if p.cut != nil && p.cut.AfterBytes > 0 && written+len(b) >= p.cut.AfterBytes {
-			send(b[:p.cut.AfterBytes-written])
+		start := len(buf)
+		buf = f.appendTo(buf)
+		n := len(buf) - start
+		if p.cut != nil && p.cut.AfterBytes > 0 && written+n >= p.cut.AfterBytes {
+			buf = buf[:start+p.cut.AfterBytes-written]
+			flush()
 			return CutOff
 		}
-		if !send(b) {
-			return Cancelled
-		}
-		written += len(b)
+		written += n
+	}
+	if !flush() {
+		return Cancelled
 	}
 	return Streamed
 }

@@ -58,46 +58,27 @@ type frame struct {
 	head  bool
 }
 
-func (f frame) bytes() []byte {
-	var b bytes.Buffer
+func (f frame) bytes() []byte { return f.appendTo(nil) }
+
+// appendTo appends the event as it goes on the wire.
+func (f frame) appendTo(b []byte) []byte {
 	if f.event != "" {
-		b.WriteString("event: ")
-		b.WriteString(f.event)
-		b.WriteByte('\n')
+		b = append(b, "event: "...)
+		b = append(b, f.event...)
+		b = append(b, '\n')
 	}
-	b.WriteString("data: ")
-	b.Write(f.data)
-	b.WriteString("\n\n")
-	return b.Bytes()
+	b = append(b, "data: "...)
+	b = append(b, f.data...)
+	return append(b, "\n\n"...)
 }
 
 // obj is a JSON object whose keys keep the order they are written in (key, value, key, value...),
 // so the streams read like the providers' own.
 type obj []any
 
-func (o obj) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i := 0; i+1 < len(o); i += 2 {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		k, ok := o[i].(string)
-		if !ok {
-			return nil, fmt.Errorf("obj key %v is not a string", o[i])
-		}
-		kb, _ := encode(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := encode(o[i+1])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
+func (o obj) MarshalJSON() ([]byte, error) { return o.appendJSON(nil) }
+
+func errKey(k any) error { return fmt.Errorf("obj key %v is not a string", k) }
 
 // encode marshals v without HTML escaping, so text reaches a reader as it was written.
 func encode(v any) ([]byte, error) {
@@ -112,7 +93,7 @@ func encode(v any) ([]byte, error) {
 
 // mustJSON encodes the simulator's own values, which always encode.
 func mustJSON(v any) []byte {
-	b, err := encode(v)
+	b, err := appendJSON(nil, v)
 	if err != nil {
 		panic("sim: encode: " + err.Error())
 	}
