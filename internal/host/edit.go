@@ -73,8 +73,8 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 	if op == "" {
 		return nil, false, errf(api.BadRequest, "op_id is required")
 	}
-	if c, ok, err := h.byOp(op); err != nil || ok {
-		return c, ok, err
+	if c := h.madeHere(op); c != nil {
+		return c, true, nil
 	}
 	// A fork only reads its parent: the open session if the parent has one, else its record read
 	// read-only, which takes no lock (the parent may be resting, or held by another process).
