@@ -208,7 +208,7 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags, back backendFlags) err
 	}
 	x, err := startHost(f, ws, root, hostSpec{
 		store: st, advertise: sf.advertise,
-		addr:  sf.addr, token: func() (string, error) { return serveToken(root) }, lim: lim,
+		addr: sf.addr, token: func() (string, error) { return serveToken(root) }, lim: lim,
 		caps: host.Config{MaxConversations: sf.maxConvs, MaxOpen: maxOpen, CreateRate: sf.createRate, CreateBurst: sf.createBurst},
 		web:  web.Files(), log: func() (io.Writer, func()) { return cmd.ErrOrStderr(), func() {} }, name: "rein serve", back: back,
 	}, cmd.ErrOrStderr())

@@ -304,7 +304,7 @@ func TestServeSharedThroughANonOwner(t *testing.T) {
 	}
 	until("the slow turn delivered", payloadHas(record.KindUserPrompt, "slow again"))
 	type sent struct {
-		op, msg string
+		op, msg  string
 		refusals []string
 	}
 	const n = 12
