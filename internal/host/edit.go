@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 
@@ -77,11 +78,22 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 		return c, true, nil
 	}
 	// A fork only reads its parent: the open session if the parent has one, else its record read
-	// read-only, which takes no lock (the parent may be resting, or held by another process).
+	// read-only, which takes no lock (the parent may be resting, or held by another process). With
+	// a store, this host's copy of a resting parent is written out from the rows first: another
+	// host may have written it since.
 	parent.mu.Lock()
 	ps := parent.sess
 	if ps == nil {
 		var err error
+		if st := h.cfg.Store; st != nil {
+			ctx, cancel := context.WithTimeout(h.ctx, st.Lease())
+			err = st.Materialize(ctx, h.fs(), parent.id, parent.path)
+			cancel()
+			if err != nil {
+				parent.mu.Unlock()
+				return nil, false, fmt.Errorf("fork conversation %s: %w", parent.id, err)
+			}
+		}
 		if ps, _, err = session.Load(parent.path, h.cfg.Session); err != nil {
 			parent.mu.Unlock()
 			return nil, false, fmt.Errorf("fork conversation %s: %w", parent.id, err)

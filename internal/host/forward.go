@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/internal/api"
@@ -18,7 +19,7 @@ import (
 // Mutations reach the owner (several hosts over one store; the README's "running several hosts").
 //
 // A request that changes a conversation — a send, a Stop, an answer to an approval, an edit, a
-// fork, a rename, a close, a release — needs the conversation's session, which only the host
+// fork, a rename, a close, a release — or reads its transcript needs the conversation's session, which only the host
 // holding its lease may open. A host asked for one that another host holds hands the request on
 // to that host, at the URL the lease gives (pgstore's SetAdvertise, rein serve --advertise), with
 // the client's own body (its op_id, so a retry keeps its meaning wherever it lands) and its own
@@ -59,12 +60,18 @@ func newForwarder() *http.Client {
 	}
 }
 
-// forwardable reports whether r is a request to change a conversation that this host may hand on
-// to the conversation's owner: with a store, not a read, naming a conversation, not itself
-// forwarded.
+// forwardable reports whether r is a request that this host may hand on to the conversation's
+// owner: with a store, naming a conversation, not itself forwarded, and one that needs the
+// conversation's session — a change, or the transcript (its view and events any host serves, from
+// the index and the rows).
 func (s *Server) forwardable(r *http.Request) bool {
-	return s.h.cfg.Store != nil && r.Method != http.MethodGet && r.Method != http.MethodHead &&
-		r.PathValue("id") != "" && r.Header.Get(ForwardedHeader) == ""
+	if s.h.cfg.Store == nil || r.PathValue("id") == "" || r.Header.Get(ForwardedHeader) != "" {
+		return false
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return strings.HasSuffix(r.URL.Path, "/transcript")
+	}
+	return true
 }
 
 // unreachableError is a forward that found no owner to answer it.

@@ -96,6 +96,11 @@ func TestSharedMutationsReachTheOwner(t *testing.T) {
 		t.Fatalf("the approved call's result %+v", got)
 	}
 
+	// The transcript through b is a's.
+	if tr, err := b.c.Transcript(ctxT(t), id); err != nil || len(tr.Messages) == 0 {
+		t.Fatalf("the transcript through b: %d messages, %v", len(tr.Messages), err)
+	}
+
 	// A fork through b is made by a, the parent's owner.
 	fork, _, err := b.c.Fork(ctxT(t), id, client.NewOp(), 0)
 	if err != nil {
@@ -271,4 +276,57 @@ func TestSharedCreateRace(t *testing.T) {
 			rt.Fatal(err)
 		}
 	})
+}
+
+// TestSharedForkOfARestingConversation: a conversation a made and let rest is forked through b,
+// which writes its copy out from the rows first — it never had one, and later a stale one — so the
+// fork inherits everything the rows hold, and any host can open the fork.
+func TestSharedForkOfARestingConversation(t *testing.T) {
+	pgtest.Need(t, pg)
+	url := pg.Database(t)
+	a := sharedRig(t, url, "host-a", rigOptions{})
+	b := sharedRig(t, url, "host-b", rigOptions{})
+	id := a.create("parent")
+	a.send(id, "one")
+	a.settle(id)
+	if err := a.h.Rest(); err != nil {
+		t.Fatal(err)
+	}
+	inherits := func(fork string, want ...string) {
+		t.Helper()
+		recs := checkRows(t, url, fork, true)
+		inh, ok := lastOf[*record.Inherited](recs)
+		if !ok {
+			t.Fatalf("fork %s has no inherited record", fork)
+		}
+		text := mustJSON(inh)
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Fatalf("fork %s does not inherit %q: %s", fork, w, text)
+			}
+		}
+	}
+	first, _, err := b.c.Fork(ctxT(t), id, client.NewOp(), 0)
+	if err != nil {
+		t.Fatalf("fork through b: %v", err)
+	}
+	inherits(first.ID, "one")
+	// a takes the parent up again and adds to it: b's copy is stale.
+	a.send(id, "two")
+	a.settle(id)
+	if err := a.h.Rest(); err != nil {
+		t.Fatal(err)
+	}
+	second, _, err := b.c.Fork(ctxT(t), id, client.NewOp(), 0)
+	if err != nil {
+		t.Fatalf("the second fork through b: %v", err)
+	}
+	inherits(second.ID, "one", "two")
+	// The fork is a conversation of the store: a opens it and answers.
+	if err := b.h.Rest(); err != nil {
+		t.Fatal(err)
+	}
+	a.send(second.ID, "three")
+	a.settle(second.ID)
+	checkRows(t, url, second.ID, true)
 }
