@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -329,4 +330,70 @@ func TestSharedForkOfARestingConversation(t *testing.T) {
 	a.send(second.ID, "three")
 	a.settle(second.ID)
 	checkRows(t, url, second.ID, true)
+}
+
+// TestSharedInheritedTurnsReadBackOnAnyHost: a fork made on a names the turns it inherited by
+// pointers into a's copy of the parent. b reads them back — to fork the fork — from the parent's
+// rows, and again, from rows its copy of them does not reach yet, once the parent has grown and
+// been forked anew; and still once a is gone, state directory and all.
+func TestSharedInheritedTurnsReadBackOnAnyHost(t *testing.T) {
+	pgtest.Need(t, pg)
+	url := pg.Database(t)
+	a := sharedRig(t, url, "host-a", rigOptions{quiet: true})
+	b := sharedRig(t, url, "host-b", rigOptions{})
+	id := a.create("parent")
+	a.send(id, "one")
+	a.settle(id)
+	a.send(id, "two")
+	a.settle(id)
+	// A fork on a whose turns up to turn leave its context: only their pointers into a's copy of
+	// the parent say them.
+	forkEvicted := func(turn int64) string {
+		t.Helper()
+		fork, _, err := a.c.Fork(ctxT(t), id, client.NewOp(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.c.Evict(ctxT(t), fork.ID, client.NewOp(), 1, turn, "gone"); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.h.Rest(); err != nil {
+			t.Fatal(err)
+		}
+		return fork.ID
+	}
+	inherits := func(fork string, want string) {
+		t.Helper()
+		recs := checkRows(t, url, fork, true)
+		inh, ok := lastOf[*record.Inherited](recs)
+		if !ok || !strings.Contains(mustJSON(inh), want) {
+			t.Fatalf("fork %s inherits %s, want %q", fork, mustJSON(inh), want)
+		}
+	}
+	first := forkEvicted(2)
+	grand, _, err := b.c.Fork(ctxT(t), first, client.NewOp(), 0)
+	if err != nil {
+		t.Fatalf("fork of the fork on b: %v", err)
+	}
+	inherits(grand.ID, "two")
+	// The parent grows on a, and a new fork points past b's copy of it.
+	a.send(id, "three")
+	a.settle(id)
+	second := forkEvicted(6)
+	if err := b.h.Rest(); err != nil {
+		t.Fatal(err)
+	}
+	root := a.root
+	a.die()
+	if err := os.RemoveAll(root); err != nil {
+		t.Fatal(err)
+	}
+	grand, _, err = b.c.Fork(ctxT(t), second, client.NewOp(), 0)
+	if err != nil {
+		t.Fatalf("fork of the second fork on b, a gone: %v", err)
+	}
+	inherits(grand.ID, "three")
+	b.send(grand.ID, "four")
+	b.settle(grand.ID)
+	checkRows(t, url, grand.ID, true)
 }

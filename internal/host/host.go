@@ -197,6 +197,8 @@ func Open(cfg Config) (*Host, error) {
 	}
 	h.ctx, h.stop = context.WithCancel(context.Background())
 	if cfg.Store != nil {
+		// Pointers into other hosts' copies are read from the rows (pointers.go).
+		h.cfg.Session.FS = &pointerFS{FS: h.fs(), h: h}
 		if err := h.openShared(); err != nil {
 			h.stop()
 			return nil, err
@@ -768,12 +770,17 @@ func (h *Host) Stats() Stats {
 
 var errHostClosed = errf(api.HostClosed, "the host is shutting down")
 
-// fs is the filesystem the host's sessions live on.
+// fs is the filesystem the host's sessions live on (under the reading of pointers from the rows,
+// with a store).
 func (h *Host) fs() fsys.FS {
-	if h.cfg.Session.FS == nil {
+	switch fs := h.cfg.Session.FS.(type) {
+	case nil:
 		return fsys.OS{}
+	case *pointerFS:
+		return fs.FS
+	default:
+		return fs
 	}
-	return h.cfg.Session.FS
 }
 
 // fileSize is the size of a record file, or -1 if it cannot be read.
