@@ -1,7 +1,6 @@
 package host
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 
@@ -79,17 +78,15 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 	}
 	// A fork only reads its parent: the open session if the parent has one, else its record read
 	// read-only, which takes no lock (the parent may be resting, or held by another process). With
-	// a store, this host's copy of a resting parent is written out from the rows first: another
-	// host may have written it since.
+	// a store, a resting parent is read from its rows: another host may have written it since this
+	// one last did, and the fork's pointers name its record file here, as if it were open here.
 	parent.mu.Lock()
 	ps := parent.sess
 	if ps == nil {
 		var err error
-		if st := h.cfg.Store; st != nil {
-			ctx, cancel := context.WithTimeout(h.ctx, st.Lease())
-			err = st.Materialize(ctx, h.fs(), parent.id, parent.path)
-			cancel()
-			if err != nil {
+		if pfs, ok := h.cfg.Session.FS.(*pointerFS); ok {
+			// Read from the rows (pointers.go), as they are now.
+			if err = pfs.Refresh(parent.id); err != nil {
 				parent.mu.Unlock()
 				return nil, false, fmt.Errorf("fork conversation %s: %w", parent.id, err)
 			}

@@ -397,3 +397,47 @@ func TestSharedInheritedTurnsReadBackOnAnyHost(t *testing.T) {
 	b.settle(grand.ID)
 	checkRows(t, url, grand.ID, true)
 }
+
+// TestSharedPointersIntoAStaleCopy: b forks a parent whose copy on b is older than its rows (a
+// wrote to it since b let it go). The fork's pointers name b's own path of the parent; reading
+// them back on b — to fork the fork, its turns out of context — reads the rows, not that stale
+// copy.
+func TestSharedPointersIntoAStaleCopy(t *testing.T) {
+	pgtest.Need(t, pg)
+	url := pg.Database(t)
+	a := sharedRig(t, url, "host-a", rigOptions{})
+	b := sharedRig(t, url, "host-b", rigOptions{})
+	id := a.create("parent")
+	a.send(id, "one")
+	a.settle(id)
+	rest := func(hosts ...*rig) {
+		t.Helper()
+		for _, h := range hosts {
+			if err := h.h.Rest(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rest(a)
+	b.send(id, "two")
+	b.settle(id)
+	rest(b)
+	a.send(id, "three")
+	a.settle(id)
+	rest(a)
+	fork, _, err := b.c.Fork(ctxT(t), id, client.NewOp(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.c.Evict(ctxT(t), fork.ID, client.NewOp(), 1, 6, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	grand, _, err := b.c.Fork(ctxT(t), fork.ID, client.NewOp(), 0)
+	if err != nil {
+		t.Fatalf("fork of the fork on b: %v", err)
+	}
+	recs := checkRows(t, url, grand.ID, true)
+	if inh, ok := lastOf[*record.Inherited](recs); !ok || !strings.Contains(mustJSON(inh), "three") {
+		t.Fatalf("the fork of the fork inherits %s", mustJSON(inh))
+	}
+}

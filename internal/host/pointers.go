@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -19,12 +18,14 @@ import (
 // still be read back anywhere — to fork the fork, to read an evicted turn back — so the sessions of
 // a host over a store read through pointerFS.
 //
-// pointerFS opens a record file at a path outside this host's conversations (another host's
-// state directory), or one of its own conversations' record files that it does not have, from a
-// copy of the conversation's rows kept under <dir>/.pointers/<id>/, with its blobs. The rows only
-// grow, and every line keeps its bytes and its place, so the copy's byte ranges are the ones the
-// pointer measured; a read past the copy's end writes it out again, once, from the rows as they
-// are now. Every other access goes to the file system underneath, unchanged.
+// pointerFS opens for reading the record file of a conversation this host does not hold — at a
+// path outside its conversations (another host's state directory), or at its own path, where its
+// copy is as old as the last time this host held the conversation, if it ever did — from a copy of
+// the conversation's rows kept under <dir>/.pointers/<id>/, with its blobs. The rows only grow,
+// and every line keeps its bytes and its place, so the copy's byte ranges are the ones any
+// pointer measured, wherever it was made; a read past the copy's end writes it out again, once,
+// from the rows as they are now. The record of a conversation this host holds is its own, read as
+// it is; every other access goes to the file system underneath, unchanged.
 
 // pointerDir is where a host over a store keeps the copies it reads pointers through.
 const pointerDir = ".pointers"
@@ -36,7 +37,7 @@ type pointerFS struct {
 }
 
 // remap says where a read of name is answered from: the copy of conversation id's rows when name
-// is a record file or a blob of a conversation this host does not have at that path.
+// is a record file or a blob of a conversation this host does not hold.
 func (p *pointerFS) remap(name string) (id, copy string, ok bool) {
 	name = filepath.Clean(name)
 	var dir, rel string
@@ -52,11 +53,8 @@ func (p *pointerFS) remap(name string) (id, copy string, ok bool) {
 	if id == "" || id == "." || id == ".." || strings.HasPrefix(id, ".") || filepath.Dir(dir) == filepath.Join(p.h.dir, pointerDir) {
 		return "", "", false
 	}
-	if filepath.Dir(dir) == p.h.dir {
-		// One of this host's own: read as it is, unless this host never wrote it out.
-		if _, err := p.FS.Stat(filepath.Join(dir, journal.FileName)); !errors.Is(err, fs.ErrNotExist) {
-			return "", "", false
-		}
+	if _, held := p.h.cfg.Store.Holds(id); held && filepath.Dir(dir) == p.h.dir {
+		return "", "", false // this host's own record, which it writes
 	}
 	return id, filepath.Join(p.h.dir, pointerDir, id, rel), true
 }
@@ -70,6 +68,10 @@ func (p *pointerFS) refresh(id string) error {
 	defer cancel()
 	return st.Materialize(ctx, p.FS, id, filepath.Join(p.h.dir, pointerDir, id, journal.FileName))
 }
+
+// Refresh writes the copy of conversation id out from its rows now, for a reader that must see
+// all of them.
+func (p *pointerFS) Refresh(id string) error { return p.refresh(id) }
 
 // ensure writes the copy of conversation id out if it is not there yet.
 func (p *pointerFS) ensure(id string) error {
