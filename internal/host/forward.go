@@ -161,6 +161,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, id string, body
 		return false, &unreachableError{o, err}
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusUnauthorized {
+		fmt.Fprintf(s.h.cfg.Log, "rein serve: host %s refused a request handed on to it as unauthorized: give every host the same token\n", o.Name)
+	}
 	if resp.StatusCode == http.StatusConflict {
 		// The owner may have let the conversation go meanwhile: then it is served here.
 		b, err := io.ReadAll(io.LimitReader(resp.Body, api.MaxBody))
