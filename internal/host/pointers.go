@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"errors"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/journal"
+	"github.com/reinhq/rein/internal/store"
 )
 
 // A record names each turn it inherited (a fork's, a child's) by a pointer into the record file
@@ -59,13 +61,17 @@ func (p *pointerFS) remap(name string) (id, copy string, ok bool) {
 	return id, filepath.Join(p.h.dir, pointerDir, id, rel), true
 }
 
-// refresh writes the copy of conversation id out from its rows.
+// refresh writes the copy of conversation id out from its rows. It wraps store.ErrNoConversation
+// when the store has no such conversation.
 func (p *pointerFS) refresh(id string) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := p.h.cfg.Store
 	ctx, cancel := context.WithTimeout(p.h.ctx, st.Lease())
 	defer cancel()
+	if _, err := st.Owner(ctx, id); err != nil {
+		return err
+	}
 	return st.Materialize(ctx, p.FS, id, filepath.Join(p.h.dir, pointerDir, id, journal.FileName))
 }
 
@@ -81,13 +87,16 @@ func (p *pointerFS) ensure(id string) error {
 	return p.refresh(id)
 }
 
-// Open opens a record file for reading, from the copy of its rows when this host does not have it.
+// Open opens a record file for reading, from the copy of its rows when this host does not hold
+// it. A record the store does not have (one made outside it) is read where it is.
 func (p *pointerFS) Open(name string) (fsys.File, error) {
 	id, copy, ok := p.remap(name)
 	if !ok {
 		return p.FS.Open(name)
 	}
-	if err := p.ensure(id); err != nil {
+	if err := p.ensure(id); errors.Is(err, store.ErrNoConversation) {
+		return p.FS.Open(name)
+	} else if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	f, err := p.FS.Open(copy)
@@ -103,7 +112,9 @@ func (p *pointerFS) Stat(name string) (fs.FileInfo, error) {
 	if !ok || filepath.Base(name) == journal.FileName {
 		return p.FS.Stat(name)
 	}
-	if err := p.ensure(id); err != nil {
+	if err := p.ensure(id); errors.Is(err, store.ErrNoConversation) {
+		return p.FS.Stat(name)
+	} else if err != nil {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	return p.FS.Stat(copy)
@@ -115,7 +126,9 @@ func (p *pointerFS) ReadFile(name string) ([]byte, error) {
 	if !ok || filepath.Base(name) == journal.FileName {
 		return p.FS.ReadFile(name)
 	}
-	if err := p.ensure(id); err != nil {
+	if err := p.ensure(id); errors.Is(err, store.ErrNoConversation) {
+		return p.FS.ReadFile(name)
+	} else if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: err}
 	}
 	return p.FS.ReadFile(copy)
