@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,8 +25,8 @@ import (
 
 // BenchmarkSharedSendAck measures how long a send takes to be acknowledged (durable in the store)
 // with 256 conversations spread over three hosts, each conversation's exchange streaming slowly on
-// the host that owns it, from 8 clients at once sending each to the conversation's owner. Each
-// iteration is one send.
+// the host that owns it, from 8 clients at once sending each to the conversation's owner, or to
+// any host. Each iteration is one send.
 func BenchmarkSharedSendAck(b *testing.B) {
 	pgtest.Need(b, pg)
 	url := pg.Database(b)
@@ -57,11 +58,20 @@ func BenchmarkSharedSendAck(b *testing.B) {
 			b.Fatalf("%d of %d exchanges running after a minute", running, n)
 		}
 	}
-	p50, p99 := sendAcks(b, func(ctx context.Context, k int) error {
-		_, err := owner[k%n].c.Send(ctx, ids[k%n], api.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
-		return err
-	})
-	b.Logf("send acknowledged with %d conversations streaming over 3 hosts (%d sends): p50 %v, p99 %v", n, b.N, p50, p99)
+	// To the owner, as with sticky sessions; and to any host, as a load balancer without them
+	// spreads them: two sends in three are handed on to the owner.
+	for _, to := range []struct {
+		name string
+		via  func(k int) *rig
+	}{{"owner", func(k int) *rig { return owner[k%n] }}, {"any-host", func(k int) *rig { return hosts[(k/n)%3] }}} { // the owner one time in three
+		b.Run(to.name, func(b *testing.B) {
+			p50, p99 := sendAcks(b, func(ctx context.Context, k int) error {
+				_, err := to.via(k).c.Send(ctx, ids[k%n], api.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
+				return err
+			})
+			b.Logf("send acknowledged with %d conversations streaming over 3 hosts, sent to %s (%d sends): p50 %v, p99 %v", n, strings.ReplaceAll(to.name, "-", " "), b.N, p50, p99)
+		})
+	}
 }
 
 // BenchmarkSharedFailover measures failover: a host owning a conversation mid-exchange dies (its
