@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log"
 	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/reinhq/rein/internal/host"
@@ -37,6 +39,9 @@ type hostSpec struct {
 	// store, when set, is where the conversations live, shared with other hosts; the host closes
 	// it after itself.
 	store *pgstore.Store
+	// advertise is the URL other hosts over the store reach this one at ("" derives it from the
+	// listen address, unless that is a wildcard).
+	advertise string
 }
 
 // hosted is a host serving its API over HTTP: rein serve's, or rein chat's in-process one.
@@ -76,7 +81,11 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 		return nil, err
 	}
 	x := &hosted{wired: wired, closeLog: func() {}, mcp: startMCP(nil), store: spec.store}
+	var ln net.Listener
 	fail := func(err error) (*hosted, error) {
+		if ln != nil {
+			ln.Close()
+		}
 		if x.host != nil {
 			x.host.Close()
 		}
@@ -140,19 +149,57 @@ func startHost(f runFlags, ws, root string, spec hostSpec, stderr io.Writer) (*h
 	var logw io.Writer
 	logw, x.closeLog = spec.log()
 	cfg.Log = logw
-	if x.host, err = host.Open(cfg); err != nil {
-		return fail(exitf(exitFailed, "cannot open the host: %v", err))
-	}
-	ln, err := net.Listen("tcp", spec.addr)
-	if err != nil {
+	// Listen first: a host over a store gives its URL in the leases it takes from its start.
+	if ln, err = net.Listen("tcp", spec.addr); err != nil {
 		return fail(exitf(exitUsage, "cannot listen on %s: %v", spec.addr, err))
 	}
 	x.addr = ln.Addr().String()
-	x.srv, x.gate = host.NewServer(x.host, x.token, x.addr, spec.web).HTTPServer(ln, spec.lim)
+	var advertised string
+	if spec.store != nil {
+		if advertised, err = advertiseURL(spec.advertise, x.addr); err != nil {
+			return fail(exitf(exitUsage, "%v", err))
+		}
+		if advertised == "" {
+			fmt.Fprintf(stderr, "%s: listening on %s, a wildcard address, with no --advertise: other hosts cannot hand this one "+
+				"the requests for the conversations it serves, and refuse them naming it (give --advertise http://<name>:<port>)\n", spec.name, x.addr)
+		}
+		spec.store.SetAdvertise(advertised)
+	}
+	if x.host, err = host.Open(cfg); err != nil {
+		return fail(exitf(exitFailed, "cannot open the host: %v", err))
+	}
+	server := host.NewServer(x.host, x.token, x.addr, spec.web)
+	if advertised != "" {
+		u, _ := url.Parse(advertised)
+		server.AllowHost(u.Host) // other hosts address it by its advertised name
+	}
+	x.srv, x.gate = server.HTTPServer(ln, spec.lim)
 	x.srv.Handler = redact.Handler(x.srv.Handler, &secrets)
 	x.srv.ErrorLog = log.New(logw, spec.name+": ", log.LstdFlags)
 	secrets.Add("REIN_TOKEN", x.token)
 	return x, nil
+}
+
+// advertiseURL is the URL other hosts reach this one at: flag, when given (an http or https URL
+// with a host and nothing after it), else the listen address addr when it names one host — ""
+// when it is a wildcard (0.0.0.0, ::), which no other host can reach this one by.
+func advertiseURL(flag, addr string) (string, error) {
+	if flag != "" {
+		u, err := url.Parse(flag)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") ||
+			u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return "", fmt.Errorf("--advertise %q: give the URL other hosts reach this one at, as http://<name>:<port>", flag)
+		}
+		return u.Scheme + "://" + u.Host, nil
+	}
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("the listen address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(h); h == "" || (ip != nil && ip.IsUnspecified()) {
+		return "", nil
+	}
+	return "http://" + addr, nil
 }
 
 // run serves until ctx is done, then lets the requests under way finish for up to grace and

@@ -33,6 +33,7 @@ type serveFlags struct {
 	store       string        // a PostgreSQL URL: conversations shared with other hosts ("" keeps them in files)
 	storeLease  time.Duration // the lease on each conversation this host owns
 	hostName    string        // this host's name in the leases
+	advertise   string        // the URL other hosts reach this one at
 }
 
 func newServeCmd() *cobra.Command {
@@ -78,6 +79,7 @@ refusal is immediate (429 or 503 with a JSON error, docs/api.md). The caps left 
 	fl.IntVar(&sf.createBurst, "create-burst", 60, "conversations created or forked at once before --create-rate applies")
 	fl.StringVar(&sf.store, "store", "", "a postgres:// URL: keep the conversations in PostgreSQL, shared with other hosts (default: files under the state root; also $REIN_STORE, or store in the config file)")
 	fl.DurationVar(&sf.storeLease, "store-lease", pgstore.DefaultLease, "with --store: how long this host's hold on a conversation lasts unrenewed; another host takes a dead host's conversations over after it")
+	fl.StringVar(&sf.advertise, "advertise", "", "with --store: the URL other hosts reach this one at, to hand it requests for the conversations it serves (default: http://<--addr> unless --addr is a wildcard)")
 	fl.StringVar(&sf.hostName, "host-name", "", "with --store: this host's name, shown to clients a request is refused to (default: the hostname and the process id)")
 	return cmd
 }
@@ -188,6 +190,9 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags, back backendFlags) err
 	if sf.store == "" {
 		sf.store = f.file.Store // the config file's store
 	}
+	if sf.advertise != "" && sf.store == "" {
+		return exitf(exitUsage, "--advertise is for hosts sharing a store: give --store too, or leave --advertise out")
+	}
 	var st *pgstore.Store
 	if sf.store != "" {
 		if sf.storeLease < 3*time.Second/10 {
@@ -202,8 +207,8 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags, back backendFlags) err
 		fmt.Fprintf(cmd.ErrOrStderr(), "rein serve: conversations in the shared store as host %s (lease %v)\n", st.Name(), sf.storeLease)
 	}
 	x, err := startHost(f, ws, root, hostSpec{
-		store: st,
-		addr:  sf.addr, token: func() (string, error) { return serveToken(root) }, lim: lim,
+		store: st, advertise: sf.advertise,
+		addr: sf.addr, token: func() (string, error) { return serveToken(root) }, lim: lim,
 		caps: host.Config{MaxConversations: sf.maxConvs, MaxOpen: maxOpen, CreateRate: sf.createRate, CreateBurst: sf.createBurst},
 		web:  web.Files(), log: func() (io.Writer, func()) { return cmd.ErrOrStderr(), func() {} }, name: "rein serve", back: back,
 	}, cmd.ErrOrStderr())

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,7 @@ func TestServeSharedOwnerKilledMidExchange(t *testing.T) {
 	}
 	url := needPG(t).Database(t)
 	sa, sb, sc := newSandbox(t), newSandbox(t), newSandbox(t)
+	shareToken(t, sa, sb, sc)
 	script := filepath.Join(sa.ws, "slow.json")
 	if err := os.WriteFile(script, []byte(`[{"text":"`+strings.Repeat("word ", 600)+`","delay_ms":25}]`), 0o600); err != nil {
 		t.Fatal(err)
@@ -148,19 +150,8 @@ func TestServeSharedOwnerKilledMidExchange(t *testing.T) {
 	}
 
 	// The next prompt is answered: sent to c, which takes it if it owns the conversation and
-	// otherwise refuses it naming the owner, b.
-	op := client.NewOp()
-	next, err := cc.Send(ctx, id, api.Message{Op: op, Text: "and the next one"})
-	var refusal *api.Error
-	if errors.As(err, &refusal) && refusal.Code == api.NotOwner {
-		if !strings.Contains(refusal.Message, "host-b") {
-			t.Fatalf("c refused the send without naming the owner: %v", err)
-		}
-		t.Logf("host-b took the conversation over; c refused the send: %v", refusal.Message)
-		next, err = cb.Send(ctx, id, api.Message{Op: op, Text: "and the next one"})
-	} else {
-		t.Logf("host-c took the conversation over")
-	}
+	// otherwise hands it on to the owner, b.
+	next, err := cc.Send(ctx, id, api.Message{Op: client.NewOp(), Text: "and the next one"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,6 +166,23 @@ func TestServeSharedOwnerKilledMidExchange(t *testing.T) {
 	if !ok || last.State != record.SubmissionAnswered {
 		t.Fatalf("the next prompt ended with %s %+v", recs[len(recs)-1].Kind(), recs[len(recs)-1].Body)
 	}
+}
+
+// shareToken gives the hosts of sandboxes sbs one bearer token, as hosts behind one load balancer
+// have.
+func shareToken(t *testing.T, sbs ...*sandbox) string {
+	t.Helper()
+	tok, err := freshToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok += tok // 96 hex digits
+	for _, sb := range sbs {
+		if err := os.WriteFile(filepath.Join(sb.home, "serve.token"), []byte(tok+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tok
 }
 
 // sharedRows writes a conversation's rows out to a file, checks it with rein doctor, and reads it.
@@ -207,4 +215,225 @@ func lastSubmission(recs []record.Record, id string) *record.Submission {
 		}
 	}
 	return out
+}
+
+// TestServeSharedThroughANonOwner: three rein serve processes with one token; a owns a
+// conversation, and a client that talks only to b sends and reads the answer, Stops a running
+// turn, answers an approval — each handed on to a. Then a stops (SIGSTOP) and is killed with
+// SIGKILL while that client keeps sending through b, a send handed on to a in flight: every send in flight then is answered plainly (accepted, or not_owner
+// saying the owner did not answer, with a Retry-After), the client retries each under its op_id
+// until it is accepted, and once another host has taken the conversation over the record holds
+// every message once — none lost, none doubled — and is admissible.
+func TestServeSharedThroughANonOwner(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three rein serve processes")
+	}
+	url := needPG(t).Database(t)
+	sa, sb, sc := newSandbox(t), newSandbox(t), newSandbox(t)
+	shareToken(t, sa, sb, sc)
+	slow := `{"text":"` + strings.Repeat("word ", 600) + `","delay_ms":25}`
+	script := filepath.Join(sa.ws, "script.json")
+	steps := []string{`{"text":"the first answer"}`, slow,
+		`{"tool_calls":[{"name":"bash","arguments":{"command":"echo ran-after-approval"}}]}`, `{"text":"done"}`, slow}
+	if err := os.WriteFile(script, []byte("["+strings.Join(steps, ",")+"]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const lease = "1500ms"
+	a := sa.startServe(t, "--sim-script", script, "--permission-mode", "ask", "--store", url, "--store-lease", lease, "--host-name", "host-a")
+	b := sb.startServe(t, "--store", url, "--store-lease", lease, "--host-name", "host-b")
+	sc.startServe(t, "--store", url, "--store-lease", lease, "--host-name", "host-c")
+	ca := client.New("http://"+a.addr, a.token, nil)
+	cb := client.New("http://"+b.addr, b.token, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	v, _, err := ca.Create(ctx, client.NewOp(), "owned by a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := v.ID
+	events := cb.Events(ctx, id, 0)
+	until := func(what string, pred func(api.Event) bool) api.Event {
+		t.Helper()
+		for e := range events.C {
+			if e.Seq > 0 && pred(e) {
+				return e
+			}
+		}
+		t.Fatalf("b's stream ended waiting for %s: %v", what, events.Err())
+		return api.Event{}
+	}
+	payloadHas := func(kind record.Kind, s string) func(api.Event) bool {
+		return func(e api.Event) bool { return e.Kind == string(kind) && strings.Contains(string(e.Payload), s) }
+	}
+	idle := func(e api.Event) bool { return !e.State.Working }
+
+	// Sent through b, answered by a, read through b.
+	if _, err := cb.Send(ctx, id, api.Message{Op: client.NewOp(), Text: "hello through b"}); err != nil {
+		t.Fatal(err)
+	}
+	until("the first answer", payloadHas(record.KindAssistantMessage, "the first answer"))
+	until("the exchange's end", idle)
+
+	// A running turn Stopped through b.
+	if _, err := cb.Send(ctx, id, api.Message{Op: client.NewOp(), Text: "a slow one"}); err != nil {
+		t.Fatal(err)
+	}
+	until("the slow turn delivered", payloadHas(record.KindUserPrompt, "a slow one"))
+	pressed := time.Now()
+	if res, err := cb.Stop(ctx, id, 0); err != nil || !res.Stopped {
+		t.Fatalf("stop through b: %+v %v", res, err)
+	}
+	until("the stopped exchange's end", idle)
+	t.Logf("a Stop through b: the conversation idle, as b's client read it, %v after it was pressed", time.Since(pressed))
+
+	// An approval asked on a, answered through b.
+	if _, err := cb.Send(ctx, id, api.Message{Op: client.NewOp(), Text: "run it"}); err != nil {
+		t.Fatal(err)
+	}
+	asked := until("an approval asked", func(e api.Event) bool { return len(e.State.Approvals) == 1 })
+	if res, err := cb.Approve(ctx, id, client.NewOp(), asked.State.Approvals[0].CallID, true); err != nil || res.State != record.ApprovalAllowed {
+		t.Fatalf("approve through b: %+v %v", res, err)
+	}
+	until("the approved call's result", payloadHas(record.KindToolResults, "ran-after-approval"))
+	until("the exchange's end", idle)
+
+	// A slow turn on a, and a client of b sending behind it while a is killed.
+	if _, err := cb.Send(ctx, id, api.Message{Op: client.NewOp(), Text: "slow again"}); err != nil {
+		t.Fatal(err)
+	}
+	until("the slow turn delivered", payloadHas(record.KindUserPrompt, "slow again"))
+	type sent struct {
+		op, msg  string
+		refusals []string
+	}
+	const n = 12
+	sends := make([]sent, n)
+	acked := make(chan int, n)
+	go func() {
+		defer close(acked)
+		for k := range sends {
+			s := &sends[k]
+			s.op = client.NewOp()
+			for ctx.Err() == nil {
+				res, err := cb.Send(ctx, id, api.Message{Op: s.op, Text: fmt.Sprintf("behind it %d", k), Queue: true})
+				if err == nil {
+					s.msg = res.MessageID
+					break
+				}
+				s.refusals = append(s.refusals, err.Error())
+				var refusal *api.Error
+				if !errors.As(err, &refusal) || refusal.Code != api.NotOwner {
+					return // a refusal the client cannot act on: reported below
+				}
+				time.Sleep(min(refusal.RetryAfter, 200*time.Millisecond) + 50*time.Millisecond)
+			}
+			acked <- k
+		}
+	}()
+	for k := range acked {
+		if k == 2 {
+			// a stops answering, so that the next send is in flight through b when a dies.
+			if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(300 * time.Millisecond)
+			if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	<-a.done
+	for k, s := range sends {
+		if s.msg == "" {
+			t.Fatalf("send %d was never accepted: %q", k, s.refusals)
+		}
+		for _, r := range s.refusals {
+			if !strings.Contains(r, "not_owner") || !strings.Contains(r, "host-a") {
+				t.Fatalf("send %d was refused with %q; want not_owner naming host-a", k, r)
+			}
+		}
+		if len(s.refusals) > 0 {
+			t.Logf("send %d: refused %d times before it was accepted; the first: %s", k, len(s.refusals), s.refusals[0])
+		}
+	}
+	// Every message once, under the id its send was answered with, each settled by the host that
+	// took the conversation over.
+	settled := func(recs []record.Record) bool {
+		for _, s := range sends {
+			last := lastSubmission(recs, s.msg)
+			if last == nil {
+				return false
+			}
+			switch last.State {
+			case record.SubmissionAccepted, record.SubmissionHanded, record.SubmissionDelivered:
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(time.Minute); !settled(storeRecords(t, url, id)); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the sends accepted were not all settled a minute after the owner was killed")
+		}
+	}
+	recs := sharedRows(t, url, id, sb)
+	for k, s := range sends {
+		var ids []string
+		for _, r := range recs {
+			if sub, ok := r.Body.(*record.Submission); ok && sub.Op == s.op {
+				ids = append(ids, sub.ID)
+			}
+		}
+		if len(ids) != 1 || ids[0] != s.msg {
+			t.Fatalf("send %d (op %s, answered as message %s) is in the record as %v; want it once", k, s.op, s.msg, ids)
+		}
+		last := lastSubmission(recs, s.msg)
+		t.Logf("send %d ended %s %s", k, last.State, last.Reason)
+	}
+	// A send retried under its op_id after all that is answered with what became of it.
+	res, err := cb.Send(ctx, id, api.Message{Op: sends[0].op, Text: "behind it 0", Queue: true})
+	if err != nil || !res.Replayed || res.MessageID != sends[0].msg {
+		t.Fatalf("send 0 retried: %+v %v; want message %s replayed", res, err, sends[0].msg)
+	}
+}
+
+func TestServeAdvertiseURL(t *testing.T) {
+	for _, c := range []struct{ flag, addr, want string }{
+		{"", "127.0.0.1:8080", "http://127.0.0.1:8080"},
+		{"", "[::1]:8080", "http://[::1]:8080"},
+		{"", "0.0.0.0:8080", ""},
+		{"", "[::]:8080", ""},
+		{"http://rein-2.internal:8080", "0.0.0.0:8080", "http://rein-2.internal:8080"},
+		{"https://rein-2.internal/", "0.0.0.0:8080", "https://rein-2.internal"},
+		{"rein-2:8080", "0.0.0.0:8080", "error"},
+		{"http://rein-2:8080/api", "0.0.0.0:8080", "error"},
+		{"ftp://rein-2:8080", "0.0.0.0:8080", "error"},
+	} {
+		got, err := advertiseURL(c.flag, c.addr)
+		if err != nil {
+			if c.want != "error" || !strings.Contains(err.Error(), "--advertise") {
+				t.Errorf("advertiseURL(%q, %q): %v, want %q", c.flag, c.addr, err, c.want)
+			}
+			continue
+		}
+		if got != c.want {
+			t.Errorf("advertiseURL(%q, %q) = %q, want %q", c.flag, c.addr, got, c.want)
+		}
+	}
+}
+
+// storeRecords reads a conversation's records from the store.
+func storeRecords(t *testing.T, url, id string) []record.Record {
+	t.Helper()
+	st, err := pgstore.Open(context.Background(), url, pgstore.Options{Name: "reader", NoRenew: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	recs, err := st.Records(context.Background(), id, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }

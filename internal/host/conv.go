@@ -19,6 +19,7 @@ import (
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/store"
 )
 
 // Conv is one conversation: a session (open while it has work, subscribers or recent requests),
@@ -310,6 +311,11 @@ func (c *Conv) view() (view, error) {
 		}
 		// No row: read the record and index it (read-only if another process holds it).
 		if err := c.openLocked(); err != nil {
+			if c.h.cfg.Store != nil && (api.CodeOf(err) == api.NotOwner || errors.Is(err, store.ErrNoConversation)) {
+				// Another host owns it and has not indexed it yet (it is being created there):
+				// the view is the fold of its rows.
+				return c.rowsViewLocked()
+			}
 			if c.held == nil {
 				return view{}, err
 			}

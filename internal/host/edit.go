@@ -73,15 +73,24 @@ func (h *Host) Fork(parent *Conv, op string, at int64) (*Conv, bool, error) {
 	if op == "" {
 		return nil, false, errf(api.BadRequest, "op_id is required")
 	}
-	if c, ok, err := h.byOp(op); err != nil || ok {
-		return c, ok, err
+	if c := h.madeHere(op); c != nil {
+		return c, true, nil
 	}
 	// A fork only reads its parent: the open session if the parent has one, else its record read
-	// read-only, which takes no lock (the parent may be resting, or held by another process).
+	// read-only, which takes no lock (the parent may be resting, or held by another process). With
+	// a store, a resting parent is read from its rows: another host may have written it since this
+	// one last did, and the fork's pointers name its record file here, as if it were open here.
 	parent.mu.Lock()
 	ps := parent.sess
 	if ps == nil {
 		var err error
+		if pfs, ok := h.cfg.Session.FS.(*pointerFS); ok {
+			// Read from the rows (pointers.go), as they are now.
+			if err = pfs.Refresh(parent.id); err != nil {
+				parent.mu.Unlock()
+				return nil, false, fmt.Errorf("fork conversation %s: %w", parent.id, err)
+			}
+		}
 		if ps, _, err = session.Load(parent.path, h.cfg.Session); err != nil {
 			parent.mu.Unlock()
 			return nil, false, fmt.Errorf("fork conversation %s: %w", parent.id, err)

@@ -50,6 +50,7 @@ import (
 	"github.com/reinhq/rein/internal/journal"
 	"github.com/reinhq/rein/internal/record"
 	"github.com/reinhq/rein/internal/session"
+	"github.com/reinhq/rein/internal/store"
 	"github.com/reinhq/rein/internal/tool"
 )
 
@@ -196,6 +197,8 @@ func Open(cfg Config) (*Host, error) {
 	}
 	h.ctx, h.stop = context.WithCancel(context.Background())
 	if cfg.Store != nil {
+		// Pointers into other hosts' copies are read from the rows (pointers.go).
+		h.cfg.Session.FS = &pointerFS{FS: h.fs(), h: h}
 		if err := h.openShared(); err != nil {
 			h.stop()
 			return nil, err
@@ -317,13 +320,17 @@ func (h *Host) CreateOn(op, title, backend string) (*Conv, bool, error) {
 	if backend != "" && !slices.Contains(h.Backends(), backend) {
 		return nil, false, errf(api.BadRequest, "unknown back-end %q: this host offers %s (rein serve --backend, and the programs it found)", backend, strings.Join(h.Backends(), ", "))
 	}
-	c, ok, err := h.byOp(op)
-	if err != nil || !ok {
+	c := h.madeHere(op)
+	if c == nil {
 		var first []record.Payload
 		if backend != "" {
 			first = append(first, &record.Backend{Name: backend, Op: op})
 		}
-		return h.make(op, title, "", first...)
+		made, replayed, err := h.make(op, title, "", first...)
+		if err != nil || !replayed {
+			return made, replayed, err
+		}
+		c = made
 	}
 	if c.opTitle != title && c.opTitle != h.redact(title) {
 		return nil, false, errf(api.OpConflict, "operation %s already created conversation %s with a different title", op, c.id)
@@ -340,6 +347,15 @@ func (h *Host) Backends() []string {
 		}
 	}
 	return out
+}
+
+// madeHere returns the conversation an operation created, if this host holds it already. Any
+// other is looked for by make, under the create lock, so that a create this host is making now
+// is never taken for another host's.
+func (h *Host) madeHere(op string) *Conv {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.ops[op]
 }
 
 // byOp finds the conversation an operation created. Every conversation the host holds has had its
@@ -405,12 +421,22 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 		return nil, false, err
 	}
 	// Start mints the id and leaves nothing on disk if it fails.
-	sess, err := session.Start(h.dir, h.cfg.Session, record.SessionStarted{
+	opts, claimed := h.claiming(op, title)
+	sess, err := session.Start(h.dir, opts, record.SessionStarted{
 		Provider: h.cfg.Provider, Model: h.cfg.Model, ContextWindow: h.cfg.Window, Cwd: h.cfg.Cwd,
 		Version: h.cfg.Version, Parent: parent, Title: title, Op: op, Sandbox: h.cfg.Sandbox, Tools: h.cfg.Tools,
 	}, first...)
 	if err != nil {
 		h.release(c)
+		var taken *store.OpTakenError
+		if errors.As(err, &taken) {
+			// Another host created under the same operation at the same instant, and claimed it
+			// first: its conversation answers, as to a retry.
+			return h.madeElsewhere(taken, title)
+		}
+		if *claimed != "" {
+			err = errors.Join(err, h.ix.Remove([]string{*claimed}))
+		}
 		return nil, false, fmt.Errorf("create a conversation: %w", err)
 	}
 	c.id = sess.ID()
@@ -428,6 +454,46 @@ func (h *Host) make(op, title, parent string, first ...record.Payload) (*Conv, b
 	c.restLocked()
 	h.add(c)
 	return c, false, nil
+}
+
+// claiming returns the session options a create under op starts its session with. With a Store,
+// the operation is claimed for the new conversation's id in the store (Store.ClaimOp) as its
+// record is opened, before anything of it is written, so that of two hosts creating under one
+// operation at once only one writes a conversation; claimed then holds the id claimed.
+func (h *Host) claiming(op, title string) (session.Options, *string) {
+	opts, claimed := h.cfg.Session, new(string)
+	st := h.cfg.Store
+	if st == nil {
+		return opts, claimed
+	}
+	replicate := opts.Replicate
+	opts.Replicate = func(path string, file *journal.Writer) (session.Journal, error) {
+		id := filepath.Base(filepath.Dir(path))
+		ctx, cancel := context.WithTimeout(h.ctx, st.Lease())
+		defer cancel()
+		if err := st.ClaimOp(ctx, op, id, h.redact(title)); err != nil {
+			return nil, err
+		}
+		*claimed = id
+		return replicate(path, file)
+	}
+	return opts, claimed
+}
+
+// madeElsewhere answers a create whose operation another create claimed first with that
+// create's conversation, as a retry is answered; one under another title is refused.
+func (h *Host) madeElsewhere(taken *store.OpTakenError, title string) (*Conv, bool, error) {
+	c, ok, err := h.byOp(taken.Op)
+	if err != nil {
+		return nil, false, err
+	}
+	if !ok {
+		c = h.adopt(Row{ID: taken.Conversation, Op: taken.Op, OpTitle: taken.Title})
+	}
+	if c.opTitle != title && c.opTitle != h.redact(title) {
+		return nil, false, errf(api.OpConflict, "operation %s already created conversation %s with a different title", taken.Op, c.id)
+	}
+	return c, true, nil
 }
 
 // judgeCreate refuses a create over the rate or the cap on conversations. Called with h.create
@@ -704,12 +770,17 @@ func (h *Host) Stats() Stats {
 
 var errHostClosed = errf(api.HostClosed, "the host is shutting down")
 
-// fs is the filesystem the host's sessions live on.
+// fs is the filesystem the host's sessions live on (under the reading of pointers from the rows,
+// with a store).
 func (h *Host) fs() fsys.FS {
-	if h.cfg.Session.FS == nil {
+	switch fs := h.cfg.Session.FS.(type) {
+	case nil:
 		return fsys.OS{}
+	case *pointerFS:
+		return fs.FS
+	default:
+		return fs
 	}
-	return h.cfg.Session.FS
 }
 
 // fileSize is the size of a record file, or -1 if it cannot be read.

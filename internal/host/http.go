@@ -36,13 +36,17 @@ type Server struct {
 	hosts map[string]bool // allowed Host header values
 	web   fs.FS
 	mux   *http.ServeMux
-	lim   Limits // set by HTTPServer; the zero value sets no deadline on event streams
+	lim   Limits       // set by HTTPServer; the zero value sets no deadline on event streams
+	fwd   *http.Client // hands requests on to a conversation's owner, with a Store (forward.go)
 }
 
 // NewServer returns the API for h, guarded by token, answering requests addressed to the listen
 // address addr (and loopback names for its port). web, when not nil, is served at /.
 func NewServer(h *Host, token, addr string, web fs.FS) *Server {
 	s := &Server{h: h, token: token, hosts: allowedHosts(addr), web: web, mux: http.NewServeMux()}
+	if h.cfg.Store != nil {
+		s.fwd = newForwarder()
+	}
 	s.routes()
 	return s
 }
@@ -138,7 +142,16 @@ func (s *Server) guard(fn func(w http.ResponseWriter, r *http.Request) error) ht
 			}
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, api.MaxBody)
-		if err := fn(w, r); err != nil {
+		var err error
+		if st := s.h.cfg.Store; st != nil {
+			w.Header().Set(ServedByHeader, st.Name())
+		}
+		if s.forwardable(r) {
+			err = s.serveOrForward(w, r, fn)
+		} else {
+			err = fn(w, r)
+		}
+		if err != nil {
 			writeError(w, err)
 		}
 	}))

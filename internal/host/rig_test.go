@@ -67,6 +67,9 @@ type rigOptions struct {
 	// shared with other hosts (shared_test.go); storeOpts are the store's options.
 	store     string
 	storeOpts pgstore.Options
+	// noAdvertise leaves the host's URL out of its leases: other hosts cannot hand requests on
+	// to it, and refuse them naming it.
+	noAdvertise bool
 }
 
 // caps are the host's caps on conversations (host.Config).
@@ -185,10 +188,19 @@ func (r *rig) config() host.Config {
 func (r *rig) open() {
 	r.t.Helper()
 	cfg := r.config()
+	// The API checks the Host header against its listen address, and a host over a store gives
+	// other hosts its URL in its leases: listen first.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		r.t.Fatal(err)
+	}
 	if r.opts.store != "" {
 		st, err := pgstore.Open(context.Background(), r.opts.store, r.opts.storeOpts)
 		if err != nil {
 			r.t.Fatalf("open the store: %v", err)
+		}
+		if !r.opts.noAdvertise {
+			st.SetAdvertise("http://" + ln.Addr().String())
 		}
 		r.st = st
 		cfg.Store = st
@@ -199,11 +211,6 @@ func (r *rig) open() {
 		r.t.Fatalf("open the host: %v", err)
 	}
 	r.h = h
-	// The API checks the Host header against its listen address, so listen first.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		r.t.Fatal(err)
-	}
 	// Served as rein serve serves it: its timeouts, through its gate.
 	r.srv = httptest.NewUnstartedServer(nil)
 	r.srv.Listener.Close()

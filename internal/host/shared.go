@@ -42,6 +42,13 @@ type Store interface {
 	Lease() time.Duration
 	// Acquire takes a conversation's lease for this host, or refuses with a *store.OwnedError.
 	Acquire(ctx context.Context, id string) (epoch int64, err error)
+	// Holds reports whether this host holds a conversation's lease, and at which epoch.
+	Holds(id string) (epoch int64, ok bool)
+	// Owner says which host holds a conversation's lease now, and where it is reached.
+	Owner(ctx context.Context, id string) (store.Owner, error)
+	// ClaimOp claims an operation id for the conversation about to be created under it, or refuses
+	// with a *store.OpTakenError naming the conversation another create made under it.
+	ClaimOp(ctx context.Context, op, id, title string) error
 	// Materialize writes a conversation's records out to the record file at path.
 	Materialize(ctx context.Context, fs fsys.FS, id, path string) error
 	// Lapsed lists the conversations whose owner neither renewed nor released its lease.
@@ -159,6 +166,42 @@ func (c *Conv) dropLocked() {
 	if err := c.closeLocked(); err != nil {
 		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s, dropped: %v\n", c.id, err)
 	}
+}
+
+// rowsViewLocked is the view of a conversation another host owns, folded from its rows. Called
+// with c.mu held.
+// A conversation whose creating operation another host has just claimed may have no row yet: its
+// first record is awaited, for as long as that host could take to write it.
+func (c *Conv) rowsViewLocked() (view, error) {
+	st := c.h.cfg.Store
+	wake, unwatch := st.Watch(c.id)
+	defer unwatch()
+	ctx, cancel := context.WithTimeout(c.h.ctx, min(st.Lease(), 10*time.Second))
+	defer cancel()
+	var recs []record.Record
+	for {
+		var err error
+		if recs, err = st.Records(ctx, c.id, 0); err != nil {
+			return view{}, fmt.Errorf("read conversation %s: %w", c.id, err)
+		}
+		if len(recs) > 0 {
+			break
+		}
+		select {
+		case <-wake:
+		case <-time.After(50 * time.Millisecond): // a notification is a hint: look again anyway
+		case <-ctx.Done():
+			return view{}, &api.Error{Code: api.NotOwner, RetryAfter: time.Second, Message: fmt.Sprintf("conversation %s is being "+
+				"created by another host, which has not written it yet: retry, and it is answered from wherever it is served", c.id)}
+		}
+	}
+	folded := fold.New()
+	for _, r := range recs {
+		if err := folded.Step(r); err != nil {
+			return view{}, fmt.Errorf("read conversation %s: %w", c.id, err)
+		}
+	}
+	return viewOf(c.id, folded), nil
 }
 
 // fenced reports whether err says another host took the conversation over.

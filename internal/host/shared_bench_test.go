@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,11 +21,12 @@ import (
 //	go test -run '^$' -bench SharedSendAck -benchtime 2000x ./internal/host
 //	go test -run '^$' -bench SharedFailover -benchtime 20x ./internal/host   (each failover is a host;
 //	                                                                         keep it under 100x)
+//	go test -run '^$' -bench SharedSendForwarded -benchtime 2000x ./internal/host
 
 // BenchmarkSharedSendAck measures how long a send takes to be acknowledged (durable in the store)
 // with 256 conversations spread over three hosts, each conversation's exchange streaming slowly on
-// the host that owns it, from 8 clients at once sending each to the conversation's owner. Each
-// iteration is one send.
+// the host that owns it, from 8 clients at once sending each to the conversation's owner, or to
+// any host. Each iteration is one send.
 func BenchmarkSharedSendAck(b *testing.B) {
 	pgtest.Need(b, pg)
 	url := pg.Database(b)
@@ -56,11 +58,20 @@ func BenchmarkSharedSendAck(b *testing.B) {
 			b.Fatalf("%d of %d exchanges running after a minute", running, n)
 		}
 	}
-	p50, p99 := sendAcks(b, func(ctx context.Context, k int) error {
-		_, err := owner[k%n].c.Send(ctx, ids[k%n], api.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
-		return err
-	})
-	b.Logf("send acknowledged with %d conversations streaming over 3 hosts (%d sends): p50 %v, p99 %v", n, b.N, p50, p99)
+	// To the owner, as with sticky sessions; and to any host, as a load balancer without them
+	// spreads them: two sends in three are handed on to the owner.
+	for _, to := range []struct {
+		name string
+		via  func(k int) *rig
+	}{{"owner", func(k int) *rig { return owner[k%n] }}, {"any-host", func(k int) *rig { return hosts[(k/n)%3] }}} { // the owner one time in three
+		b.Run(to.name, func(b *testing.B) {
+			p50, p99 := sendAcks(b, func(ctx context.Context, k int) error {
+				_, err := to.via(k).c.Send(ctx, ids[k%n], api.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
+				return err
+			})
+			b.Logf("send acknowledged with %d conversations streaming over 3 hosts, sent to %s (%d sends): p50 %v, p99 %v", n, strings.ReplaceAll(to.name, "-", " "), b.N, p50, p99)
+		})
+	}
 }
 
 // BenchmarkSharedFailover measures failover: a host owning a conversation mid-exchange dies (its
@@ -110,4 +121,36 @@ func lastRow(b *testing.B, url, id string) int64 {
 		b.Fatal(err)
 	}
 	return n
+}
+
+// BenchmarkSharedSendForwarded measures what handing a send on to the owner adds: 32 conversations
+// owned by host a, each with a slow exchange streaming, sent to from 8 clients at once — directly
+// to a, and through b, which hands each send on to a. Each iteration is one send.
+func BenchmarkSharedSendForwarded(b *testing.B) {
+	pgtest.Need(b, pg)
+	url := pg.Database(b)
+	const n = 32
+	opts := rigOptions{simDelay: 500 * time.Millisecond, simLog: 1, quiet: true, noCheck: true, store: url,
+		caps: caps{createRate: 1e6, createBurst: 1000}}
+	oa, ob := opts, opts
+	oa.storeOpts = pgstore.Options{Name: "host-a", Lease: time.Hour}
+	ob.storeOpts = pgstore.Options{Name: "host-b", Lease: time.Hour}
+	owner, other := newRig(b, oa), newRig(b, ob)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = owner.create(fmt.Sprintf("active %d", i))
+		owner.send(ids[i], fmt.Sprintf("talk slowly %d", i))
+	}
+	for _, via := range []struct {
+		name string
+		r    *rig
+	}{{"direct", owner}, {"forwarded", other}} {
+		b.Run(via.name, func(b *testing.B) {
+			p50, p99 := sendAcks(b, func(ctx context.Context, k int) error {
+				_, err := via.r.c.Send(ctx, ids[k%n], api.Message{Op: client.NewOp(), Text: fmt.Sprintf("more %d", k), Queue: true})
+				return err
+			})
+			b.Logf("send acknowledged %s (%d sends): p50 %v, p99 %v", via.name, b.N, p50, p99)
+		})
+	}
 }

@@ -84,11 +84,14 @@ func checkRows(t *testing.T, url, id string, settled bool) []record.Record {
 	return records(t, path)
 }
 
+// TestSharedHostsServeOneSetOfConversations: hosts that give no URL (rein serve on a wildcard
+// address without --advertise) cannot hand a request on to each other: a mutation on the host
+// that does not own the conversation is refused, naming the owner.
 func TestSharedHostsServeOneSetOfConversations(t *testing.T) {
 	pgtest.Need(t, pg)
 	url := pg.Database(t)
-	a := sharedRig(t, url, "host-a", rigOptions{})
-	b := sharedRig(t, url, "host-b", rigOptions{})
+	a := sharedRig(t, url, "host-a", rigOptions{noAdvertise: true})
+	b := sharedRig(t, url, "host-b", rigOptions{noAdvertise: true})
 	createOp := client.NewOp()
 	v, _, err := a.c.Create(ctxT(t), createOp, "shared")
 	if err != nil {
@@ -139,12 +142,13 @@ func TestSharedHostsServeOneSetOfConversations(t *testing.T) {
 // TestSharedPausedOwnerIsRefusedAfterATakeover: a holds a conversation and stops renewing (a
 // pause); its lease lapses by the database's clock and b takes the conversation over. a's next
 // write is refused by the fence, a drops the conversation, and every later request to a is
-// refused naming b; the rows hold nothing of a after the takeover.
+// refused naming b (b gives no URL to hand requests on to); the rows hold nothing of a after the
+// takeover.
 func TestSharedPausedOwnerIsRefusedAfterATakeover(t *testing.T) {
 	pgtest.Need(t, pg)
 	url := pg.Database(t)
 	a := sharedRig(t, url, "host-a", rigOptions{storeOpts: pgstore.Options{NoRenew: true}})
-	b := sharedRig(t, url, "host-b", rigOptions{})
+	b := sharedRig(t, url, "host-b", rigOptions{noAdvertise: true})
 	id := a.create("paused")
 	wa := a.events(id, 0)
 	a.send(id, "before the pause")

@@ -41,7 +41,28 @@ var ErrNoConversation = errors.New("no such conversation in the store")
 type OwnedError struct {
 	Conversation string
 	Owner        string    // the owning host's name
+	URL          string    // where the owning host is reached by other hosts ("" if it gave none)
 	Until        time.Time // when its lease ends unless renewed (the database's clock)
+}
+
+// Owner is who holds a conversation's lease, as the store says now.
+type Owner struct {
+	Name  string    // the host's name; "" when the lease was released
+	URL   string    // where other hosts reach it ("" if it gave none)
+	Until time.Time // when the lease ends unless renewed
+	Live  bool      // the lease is held and has not ended, by the database's clock
+}
+
+// OpTakenError refuses to create a conversation under an operation id that another create (on
+// this host or another) has already claimed: the conversation it made answers the operation.
+type OpTakenError struct {
+	Op           string
+	Conversation string // the conversation the operation created
+	Title        string // the title it was created with
+}
+
+func (e *OpTakenError) Error() string {
+	return fmt.Sprintf("operation %s already created conversation %s", e.Op, e.Conversation)
 }
 
 func (e *OwnedError) Error() string {

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -30,12 +31,15 @@ func (s *Store) Put(r store.Row) error {
 	return nil
 }
 
-// Remove drops conversations' rows from the index.
+// Remove drops conversations' rows from the index, and the claims of the operations that created
+// them.
 func (s *Store) Remove(ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := s.pool.Exec(context.Background(), `DELETE FROM rein_conversations WHERE id = ANY($1)`, ids); err != nil {
+	_, err := s.pool.Exec(context.Background(), `WITH ops AS (DELETE FROM rein_ops WHERE conversation = ANY($1))
+		DELETE FROM rein_conversations WHERE id = ANY($1)`, ids)
+	if err != nil {
 		return fmt.Errorf("drop conversations from the index: %w", err)
 	}
 	return nil
@@ -50,14 +54,55 @@ func (s *Store) Get(id string) (store.Row, bool, error) {
 	return rows[0], true, nil
 }
 
-// ByOp returns the row of the conversation operation op created (the first, if a copied record
-// made two).
+// ByOp returns the row of the conversation operation op created: the one its claim names
+// (ClaimOp) — a row with only the id, the operation and its title while its creator has not
+// indexed it yet — or, for a conversation made before operations were claimed, the first the
+// index holds under op.
 func (s *Store) ByOp(op string) (store.Row, bool, error) {
+	var id, title string
+	err := s.pool.QueryRow(context.Background(), `SELECT conversation, title FROM rein_ops WHERE op = $1`, op).Scan(&id, &title)
+	switch {
+	case err == nil:
+		r, ok, err := s.Get(id)
+		if err != nil || ok {
+			return r, ok, err
+		}
+		return store.Row{ID: id, Op: op, OpTitle: title}, true, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return store.Row{}, false, fmt.Errorf("read the index: %w", err)
+	}
 	rows, err := s.query("WHERE op = $1 ORDER BY id LIMIT 1", op)
 	if err != nil || len(rows) == 0 {
 		return store.Row{}, false, err
 	}
 	return rows[0], true, nil
+}
+
+// ClaimOp claims operation op for the conversation id, about to be created with title, before
+// anything of it is written: the claim is the operation's primary key, so of two creates under one
+// operation — on one host or two, at the same instant — one claims it and the other is refused
+// with a *store.OpTakenError naming the first's conversation. Claiming again for the same
+// conversation succeeds.
+func (s *Store) ClaimOp(ctx context.Context, op, id, title string) error {
+	var got, gotTitle string
+	err := s.pool.QueryRow(ctx, `INSERT INTO rein_ops (op, conversation, title) VALUES ($1, $2, $3)
+		ON CONFLICT (op) DO UPDATE SET op = excluded.op RETURNING conversation, title`, op, id, title).Scan(&got, &gotTitle)
+	if err != nil {
+		return fmt.Errorf("claim operation %s: %w", op, err)
+	}
+	if got != id {
+		return &store.OpTakenError{Op: op, Conversation: got, Title: gotTitle}
+	}
+	return nil
+}
+
+// DropOp withdraws operation op's claim for conversation id, whose create failed: the operation
+// may be tried again.
+func (s *Store) DropOp(ctx context.Context, op, id string) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM rein_ops WHERE op = $1 AND conversation = $2`, op, id); err != nil {
+		return fmt.Errorf("withdraw operation %s: %w", op, err)
+	}
+	return nil
 }
 
 // All returns every row, most recently updated first.

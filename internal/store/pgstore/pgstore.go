@@ -9,7 +9,10 @@
 //	                                             the "\n"; (conversation, seq) is the primary key,
 //	                                             so a line is never appended twice
 //	rein_blobs(conversation, digest, data)       the blobs of lines too long to hold their payload
-//	rein_leases(conversation, epoch, owner, expires)
+//	rein_leases(conversation, epoch, owner, owner_url, expires)
+//	rein_ops(op, conversation, title)            the operation each conversation was created by:
+//	                                             op is the primary key, so one operation id makes
+//	                                             one conversation, whichever hosts it reaches
 //	rein_conversations(...)                      the index (store.Row)
 //
 // # Ownership
@@ -35,6 +38,11 @@
 // and, at the next Sync, to the rows, in the fenced transaction. The file is this host's copy,
 // rewritten from the rows at every acquire, so loci, pointers, replay and doctor read it exactly
 // as they read a record on one machine.
+//
+// # Reaching the owner
+//
+// A lease names its owner and the URL other hosts reach it at (SetAdvertise), so a host that is
+// asked to change a conversation another holds can hand the request on to it (Owner).
 package pgstore
 
 import (
@@ -85,6 +93,7 @@ type Store struct {
 	stop     context.CancelFunc
 	done     chan struct{}
 	lastR    time.Time   // when the last renewal that succeeded was sent, guarded by mu
+	url      string      // where other hosts reach this one (SetAdvertise), guarded by mu
 	deadline *time.Timer // reports every lease lost unless a renewal succeeds first (arm)
 
 	watch    watchers      // listen.go
@@ -169,6 +178,12 @@ CREATE TABLE IF NOT EXISTS rein_conversations (
 	op_title text NOT NULL
 );
 ALTER TABLE rein_conversations ADD COLUMN IF NOT EXISTS backend text NOT NULL DEFAULT '';
+ALTER TABLE rein_leases ADD COLUMN IF NOT EXISTS owner_url text NOT NULL DEFAULT '';
+CREATE TABLE IF NOT EXISTS rein_ops (
+	op           text PRIMARY KEY,
+	conversation text NOT NULL,
+	title        text NOT NULL
+);
 CREATE INDEX IF NOT EXISTS rein_conversations_updated ON rein_conversations (updated DESC, id DESC);
 CREATE INDEX IF NOT EXISTS rein_conversations_op ON rein_conversations (op);
 `
@@ -194,6 +209,36 @@ func (s *Store) Name() string { return s.opts.Name }
 // Lease returns a lease's length.
 func (s *Store) Lease() time.Duration { return s.opts.Lease }
 
+// SetAdvertise sets the URL other hosts reach this one at (http://host:port), kept in every lease
+// it takes from now on and, from its next renewal, in those it holds.
+func (s *Store) SetAdvertise(url string) {
+	s.mu.Lock()
+	s.url = url
+	s.mu.Unlock()
+}
+
+// Advertise returns the URL other hosts reach this one at ("" until SetAdvertise).
+func (s *Store) Advertise() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.url
+}
+
+// Owner says who holds a conversation's lease now. It wraps store.ErrNoConversation when the
+// store has no such conversation.
+func (s *Store) Owner(ctx context.Context, id string) (store.Owner, error) {
+	var o store.Owner
+	err := s.pool.QueryRow(ctx, `SELECT owner, owner_url, expires, owner <> '' AND expires >= now() FROM rein_leases WHERE conversation = $1`, id).
+		Scan(&o.Name, &o.URL, &o.Until, &o.Live)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return o, fmt.Errorf("the owner of conversation %s: %w", id, store.ErrNoConversation)
+	}
+	if err != nil {
+		return o, fmt.Errorf("the owner of conversation %s: %w", id, err)
+	}
+	return o, nil
+}
+
 // Close stops renewing and closes the connections. Leases still held lapse on their own.
 func (s *Store) Close() error {
 	s.stop()
@@ -216,20 +261,20 @@ func interval(d time.Duration) string { return fmt.Sprintf("%d milliseconds", d.
 // when the store has no such conversation.
 func (s *Store) Acquire(ctx context.Context, id string) (int64, error) {
 	var epoch int64
-	err := s.pool.QueryRow(ctx, `UPDATE rein_leases SET epoch = epoch + 1, owner = $2, expires = now() + $3::interval
+	err := s.pool.QueryRow(ctx, `UPDATE rein_leases SET epoch = epoch + 1, owner = $2, owner_url = $4, expires = now() + $3::interval
 		WHERE conversation = $1 AND (owner = '' OR owner = $2 OR expires < now()) RETURNING epoch`,
-		id, s.opts.Name, interval(s.opts.Lease)).Scan(&epoch)
+		id, s.opts.Name, interval(s.opts.Lease), s.Advertise()).Scan(&epoch)
 	if errors.Is(err, pgx.ErrNoRows) {
-		var owner string
+		var owner, url string
 		var until time.Time
-		err := s.pool.QueryRow(ctx, `SELECT owner, expires FROM rein_leases WHERE conversation = $1`, id).Scan(&owner, &until)
+		err := s.pool.QueryRow(ctx, `SELECT owner, owner_url, expires FROM rein_leases WHERE conversation = $1`, id).Scan(&owner, &url, &until)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return 0, fmt.Errorf("acquire conversation %s: %w", id, store.ErrNoConversation)
 		}
 		if err != nil {
 			return 0, fmt.Errorf("acquire conversation %s: %w", id, err)
 		}
-		return 0, &store.OwnedError{Conversation: id, Owner: owner, Until: until}
+		return 0, &store.OwnedError{Conversation: id, Owner: owner, URL: url, Until: until}
 	}
 	if err != nil {
 		return 0, fmt.Errorf("acquire conversation %s: %w", id, err)
@@ -242,8 +287,8 @@ func (s *Store) Acquire(ctx context.Context, id string) (int64, error) {
 
 // create makes a new conversation's lease, owned by this host at epoch 1.
 func (s *Store) create(ctx context.Context, id string) (int64, error) {
-	_, err := s.pool.Exec(ctx, `INSERT INTO rein_leases (conversation, epoch, owner, expires) VALUES ($1, 1, $2, now() + $3::interval)`,
-		id, s.opts.Name, interval(s.opts.Lease))
+	_, err := s.pool.Exec(ctx, `INSERT INTO rein_leases (conversation, epoch, owner, owner_url, expires) VALUES ($1, 1, $2, $4, now() + $3::interval)`,
+		id, s.opts.Name, interval(s.opts.Lease), s.Advertise())
 	if err != nil {
 		return 0, fmt.Errorf("create conversation %s in the store: %w", id, err)
 	}
@@ -319,10 +364,10 @@ func (s *Store) renewOnce(ctx context.Context) {
 	s.mu.Unlock()
 	sent := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, s.opts.Lease/3)
-	rows, err := s.pool.Query(rctx, `UPDATE rein_leases l SET expires = now() + $4::interval
+	rows, err := s.pool.Query(rctx, `UPDATE rein_leases l SET expires = now() + $4::interval, owner_url = $5
 		FROM unnest($1::text[], $2::bigint[]) AS h(c, e)
 		WHERE l.conversation = h.c AND l.epoch = h.e AND l.owner = $3 RETURNING l.conversation`,
-		ids, epochs, s.opts.Name, interval(s.opts.Lease))
+		ids, epochs, s.opts.Name, interval(s.opts.Lease), s.Advertise())
 	var kept []string
 	if err == nil {
 		kept, err = pgx.CollectRows(rows, pgx.RowTo[string])
