@@ -351,28 +351,70 @@ func (h *Host) Backends() []string {
 
 // madeHere returns the conversation an operation created, if this host holds it already. Any
 // other is looked for by make, under the create lock, so that a create this host is making now
-// is never taken for another host's.
+// is never taken for another host's; so is one known only from another host's claim that has not
+// been written yet (byOp asks the store about it again).
 func (h *Host) madeHere(op string) *Conv {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.ops[op]
+	c := h.ops[op]
+	h.mu.Unlock()
+	if c != nil && h.cfg.Store != nil && c.unwritten() {
+		return nil
+	}
+	return c
 }
 
 // byOp finds the conversation an operation created. Every conversation the host holds has had its
 // creating operation read (from its index row or its record's first line) by the time it is added.
+//
+// With a Store, a conversation adopted from another host's claim that has not shown a record yet
+// is asked about again: the store withdraws a claim whose creator died before writing (Store.ByOp),
+// and this host then forgets it, so that a retry of the operation creates anew rather than waiting
+// for ever on a conversation that never comes.
 func (h *Host) byOp(op string) (*Conv, bool, error) {
 	h.mu.Lock()
 	c := h.ops[op]
 	h.mu.Unlock()
-	if c != nil || h.cfg.Store == nil {
+	if h.cfg.Store == nil || c != nil && !c.unwritten() {
 		return c, c != nil, nil
 	}
 	// Another host may have created it: the shared index knows.
 	r, ok, err := h.cfg.Store.ByOp(op)
-	if err != nil || !ok {
+	if err != nil {
 		return nil, false, err
 	}
+	if c != nil && (!ok || r.ID != c.id) {
+		h.forget(c)
+	}
+	if !ok {
+		return nil, false, nil
+	}
 	return h.adopt(r), true, nil
+}
+
+// unwritten reports whether c is a conversation known only from another host's claim of its
+// operation: no session open here and no index row. A conversation busy (its lock held) is not.
+func (c *Conv) unwritten() bool {
+	if !c.mu.TryLock() {
+		return false
+	}
+	defer c.mu.Unlock()
+	if c.sess != nil {
+		return false
+	}
+	_, indexed, err := c.h.ix.Get(c.id)
+	return err == nil && !indexed
+}
+
+// forget drops a conversation adopted from a claim the store has since withdrawn.
+func (h *Host) forget(c *Conv) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ops[c.op] == c {
+		delete(h.ops, c.op)
+	}
+	if h.convs[c.id] == c {
+		delete(h.convs, c.id)
+	}
 }
 
 // redact passes text through the sessions' redactor: a title sent again is compared with the one

@@ -58,9 +58,21 @@ func (s *Store) Get(id string) (store.Row, bool, error) {
 // (ClaimOp) — a row with only the id, the operation and its title while its creator has not
 // indexed it yet — or, for a conversation made before operations were claimed, the first the
 // index holds under op.
+//
+// A claim its creator never followed with a record — the host died between claiming and writing
+// the first line — would answer every retry of the operation with a conversation that never
+// comes. So a claim older than two leases (by the database's clock) whose conversation has no
+// record and no live lease is withdrawn here, with that lease, and the retry creates anew.
 func (s *Store) ByOp(op string) (store.Row, bool, error) {
 	var id, title string
-	err := s.pool.QueryRow(context.Background(), `SELECT conversation, title FROM rein_ops WHERE op = $1`, op).Scan(&id, &title)
+	err := s.pool.QueryRow(context.Background(), `WITH stale AS (
+			DELETE FROM rein_ops o WHERE o.op = $1 AND o.claimed < now() - $2::interval
+				AND NOT EXISTS (SELECT 1 FROM rein_records r WHERE r.conversation = o.conversation)
+				AND NOT EXISTS (SELECT 1 FROM rein_leases l WHERE l.conversation = o.conversation AND l.expires > now())
+			RETURNING o.conversation),
+		gone AS (DELETE FROM rein_leases l USING stale WHERE l.conversation = stale.conversation)
+		SELECT conversation, title FROM rein_ops WHERE op = $1 AND NOT EXISTS (SELECT 1 FROM stale)`,
+		op, interval(2*s.opts.Lease)).Scan(&id, &title)
 	switch {
 	case err == nil:
 		r, ok, err := s.Get(id)

@@ -10,7 +10,7 @@
 //	                                             so a line is never appended twice
 //	rein_blobs(conversation, digest, data)       the blobs of lines too long to hold their payload
 //	rein_leases(conversation, epoch, owner, owner_url, expires)
-//	rein_ops(op, conversation, title)            the operation each conversation was created by:
+//	rein_ops(op, conversation, title, claimed)   the operation each conversation was created by:
 //	                                             op is the primary key, so one operation id makes
 //	                                             one conversation, whichever hosts it reaches
 //	rein_conversations(...)                      the index (store.Row)
@@ -184,6 +184,7 @@ CREATE TABLE IF NOT EXISTS rein_ops (
 	conversation text NOT NULL,
 	title        text NOT NULL
 );
+ALTER TABLE rein_ops ADD COLUMN IF NOT EXISTS claimed timestamptz NOT NULL DEFAULT now();
 CREATE INDEX IF NOT EXISTS rein_conversations_updated ON rein_conversations (updated DESC, id DESC);
 CREATE INDEX IF NOT EXISTS rein_conversations_op ON rein_conversations (op);
 `
