@@ -509,11 +509,12 @@ func raceOnce(t testing.TB, sb *sandbox, id, script, prompt string) (int, error)
 			done <- k
 		}()
 	}
-	kill := func() {
+	ended := 0 // how many of the two have been seen to end
+	kill := func() { // ends both and waits for those not yet seen to end (never one seen already)
 		for _, c := range cs {
 			c.Process.Kill()
 		}
-		for range 2 {
+		for ; ended < 2; ended++ {
 			<-done
 		}
 	}
@@ -521,6 +522,7 @@ func raceOnce(t testing.TB, sb *sandbox, id, script, prompt string) (int, error)
 	var first int
 	select {
 	case first = <-done:
+		ended++
 	case <-timeout:
 		kill()
 		return 0, errors.New("neither process ended within a minute")
@@ -552,6 +554,7 @@ func raceOnce(t testing.TB, sb *sandbox, id, script, prompt string) (int, error)
 			return 0, err
 		}
 	case <-done:
+		ended++
 		// The winner may end the moment its gate opens, before the write that opened it returns.
 		select {
 		case err := <-opened:
@@ -569,10 +572,11 @@ func raceOnce(t testing.TB, sb *sandbox, id, script, prompt string) (int, error)
 	case <-timeout:
 		kill()
 		unblock()
-		return 0, errors.New("the winner never reached its gate")
+		return 0, fmt.Errorf("the winner never reached its gate within a minute; it said\n%s", errs[win])
 	}
 	select {
 	case <-done:
+		ended++
 	case <-timeout:
 		kill()
 		return 0, errors.New("the winner did not end within a minute")
