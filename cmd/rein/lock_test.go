@@ -509,7 +509,7 @@ func raceOnce(t testing.TB, sb *sandbox, id, script, prompt string) (int, error)
 			done <- k
 		}()
 	}
-	ended := 0 // how many of the two have been seen to end
+	ended := 0       // how many of the two have been seen to end
 	kill := func() { // ends both and waits for those not yet seen to end (never one seen already)
 		for _, c := range cs {
 			c.Process.Kill()
