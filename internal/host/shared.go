@@ -178,10 +178,17 @@ func (c *Conv) rowsViewLocked() (view, error) {
 	defer unwatch()
 	ctx, cancel := context.WithTimeout(c.h.ctx, min(st.Lease(), 10*time.Second))
 	defer cancel()
+	unwritten := func() error {
+		return &api.Error{Code: api.NotOwner, RetryAfter: time.Second, Message: fmt.Sprintf("conversation %s is being "+
+			"created by another host, which has not written it yet: retry, and it is answered from wherever it is served", c.id)}
+	}
 	var recs []record.Record
 	for {
 		var err error
 		if recs, err = st.Records(ctx, c.id, 0); err != nil {
+			if ctx.Err() != nil && c.h.ctx.Err() == nil { // the wait ran out during the read
+				return view{}, unwritten()
+			}
 			return view{}, fmt.Errorf("read conversation %s: %w", c.id, err)
 		}
 		if len(recs) > 0 {
@@ -191,8 +198,7 @@ func (c *Conv) rowsViewLocked() (view, error) {
 		case <-wake:
 		case <-time.After(50 * time.Millisecond): // a notification is a hint: look again anyway
 		case <-ctx.Done():
-			return view{}, &api.Error{Code: api.NotOwner, RetryAfter: time.Second, Message: fmt.Sprintf("conversation %s is being "+
-				"created by another host, which has not written it yet: retry, and it is answered from wherever it is served", c.id)}
+			return view{}, unwritten()
 		}
 	}
 	folded := fold.New()
