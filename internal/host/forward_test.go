@@ -68,6 +68,13 @@ func TestSharedMutationsReachTheOwner(t *testing.T) {
 	w.until("the slow turn delivered", func(e api.Event) bool {
 		return e.Kind == string(record.KindUserPrompt) && strings.Contains(string(e.Payload), "a slow one")
 	})
+	// Stopped once its slow reply is under way: a Stop before the request reached the simulator
+	// would leave the slow step to answer the next message.
+	for deadline := time.Now().Add(time.Minute); a.requestsWith("a slow one") == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow turn's request never reached the simulator")
+		}
+	}
 	pressed := time.Now()
 	res, err := b.c.Stop(ctxT(t), id, 0)
 	if err != nil || !res.Stopped {
