@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/provider"
 )
@@ -30,7 +29,7 @@ func appendRequest(dst []byte, w *wireRequest) ([]byte, error) {
 // appendHead appends the body of w up to its messages' opening bracket.
 func appendHead(dst []byte, w *wireRequest) []byte {
 	dst = append(dst, `{"model":`...)
-	dst = appendString(dst, w.Model)
+	dst = provider.AppendJSONString(dst, w.Model)
 	dst = append(dst, `,"max_tokens":`...)
 	dst = strconv.AppendInt(dst, int64(w.MaxTokens), 10)
 	if len(w.System) > 0 {
@@ -46,7 +45,7 @@ func appendMessage(dst []byte, i int, m *wireMessage) ([]byte, error) {
 		dst = append(dst, ',')
 	}
 	dst = append(dst, `{"role":`...)
-	dst = appendString(dst, m.Role)
+	dst = provider.AppendJSONString(dst, m.Role)
 	dst = append(dst, `,"content":`...)
 	if m.Content == nil {
 		// A message's content is always a list, as the whole request's encoding writes it.
@@ -78,14 +77,14 @@ func appendTail(dst []byte, w *wireRequest) ([]byte, error) {
 			dst = append(dst, '{')
 			if t.Type != "" {
 				dst = append(dst, `"type":`...)
-				dst = appendString(dst, t.Type)
+				dst = provider.AppendJSONString(dst, t.Type)
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `"name":`...)
-			dst = appendString(dst, t.Name)
+			dst = provider.AppendJSONString(dst, t.Name)
 			if t.Description != "" {
 				dst = append(dst, `,"description":`...)
-				dst = appendString(dst, t.Description)
+				dst = provider.AppendJSONString(dst, t.Description)
 			}
 			if len(t.InputSchema) > 0 {
 				dst = append(dst, `,"input_schema":`...)
@@ -100,7 +99,7 @@ func appendTail(dst []byte, w *wireRequest) ([]byte, error) {
 	}
 	if w.Thinking != nil {
 		dst = append(dst, `,"thinking":{"type":`...)
-		dst = appendString(dst, w.Thinking.Type)
+		dst = provider.AppendJSONString(dst, w.Thinking.Type)
 		dst = append(dst, `,"budget_tokens":`...)
 		dst = strconv.AppendInt(dst, int64(w.Thinking.BudgetTokens), 10)
 		dst = append(dst, '}')
@@ -129,24 +128,24 @@ func appendBlocks(dst []byte, blocks []wireBlock) ([]byte, error) {
 			continue
 		}
 		dst = append(dst, `{"type":`...)
-		dst = appendString(dst, b.Type)
+		dst = provider.AppendJSONString(dst, b.Type)
 		if b.Text != nil {
 			dst = append(dst, `,"text":`...)
-			dst = appendString(dst, *b.Text)
+			dst = provider.AppendJSONString(dst, *b.Text)
 		}
 		if b.Thinking != nil {
 			dst = append(dst, `,"thinking":`...)
-			dst = appendString(dst, *b.Thinking)
+			dst = provider.AppendJSONString(dst, *b.Thinking)
 		}
 		dst = appendField(dst, `,"signature":`, b.Signature)
 		dst = appendField(dst, `,"data":`, b.Data)
 		if s := b.Source; s != nil {
 			dst = append(dst, `,"source":{"type":`...)
-			dst = appendString(dst, s.Type)
+			dst = provider.AppendJSONString(dst, s.Type)
 			dst = append(dst, `,"media_type":`...)
-			dst = appendString(dst, s.MediaType)
+			dst = provider.AppendJSONString(dst, s.MediaType)
 			dst = append(dst, `,"data":`...)
-			dst = appendString(dst, s.Data)
+			dst = provider.AppendJSONString(dst, s.Data)
 			dst = append(dst, '}')
 		}
 		dst = appendField(dst, `,"id":`, b.ID)
@@ -161,7 +160,7 @@ func appendBlocks(dst []byte, blocks []wireBlock) ([]byte, error) {
 		dst = appendField(dst, `,"tool_use_id":`, b.ToolUseID)
 		if b.Content != nil {
 			dst = append(dst, `,"content":`...)
-			dst = appendString(dst, *b.Content)
+			dst = provider.AppendJSONString(dst, *b.Content)
 		} else if b.Blocks != nil {
 			dst = append(dst, `,"content":`...)
 			var err error
@@ -174,7 +173,7 @@ func appendBlocks(dst []byte, blocks []wireBlock) ([]byte, error) {
 		}
 		if c := b.CacheControl; c != nil {
 			dst = append(dst, `,"cache_control":{"type":`...)
-			dst = appendString(dst, c.Type)
+			dst = provider.AppendJSONString(dst, c.Type)
 			dst = append(dst, '}')
 		}
 		dst = append(dst, '}')
@@ -187,7 +186,7 @@ func appendField(dst []byte, key, s string) []byte {
 	if s == "" {
 		return dst
 	}
-	return appendString(append(dst, key...), s)
+	return provider.AppendJSONString(append(dst, key...), s)
 }
 
 // appendRaw appends a JSON value compacted, as encoding/json writes a json.RawMessage.
@@ -197,69 +196,6 @@ func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 		return nil, fmt.Errorf("not JSON: %w", err)
 	}
 	return buf.Bytes(), nil
-}
-
-// safe marks the ASCII bytes a JSON string holds as they are: printable, not '"' or '\\'.
-var safe = func() (t [utf8.RuneSelf]bool) {
-	for b := 0x20; b < utf8.RuneSelf; b++ {
-		t[b] = b != '"' && b != '\\'
-	}
-	return t
-}()
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string the way encoding/json does with HTML escaping off:
-// short escapes for \b \f \n \r \t, \u00XX for other control bytes, U+FFFD for invalid UTF-8, and
-// \u2028 and \u2029 escaped for JavaScript's sake.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if safe[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // requestSizeHint is sizeHint reckoned from the neutral request, before any wire shape is built.

@@ -59,8 +59,8 @@ func FuzzAppendString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := appendString(nil, s), stdEncode(t, s); !bytes.Equal(got, want) {
-			t.Fatalf("appendString(%q) = %s, encoding/json writes %s", s, got, want)
+		if got, want := provider.AppendJSONString(nil, s), stdEncode(t, s); !bytes.Equal(got, want) {
+			t.Fatalf("AppendJSONString(%q) = %s, encoding/json writes %s", s, got, want)
 		}
 	})
 }
