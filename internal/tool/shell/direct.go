@@ -1,11 +1,13 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/internal/procs"
@@ -14,10 +16,19 @@ import (
 
 // directScript is the bash script a command runs in when it starts directly: the command's own
 // shell, rein's child, leading a fresh session and process group. Nothing of the command runs
-// before rein has named the group on the lifeline (see keeperScript): the script first reads a
-// line from the gate, fd 3, which rein writes once the keeper holds the group, and ends if rein
-// closed it or died instead. From then on, rein's death, however it comes, ends the group: the
-// keeper SIGKILLs it (and on Linux the parent-death signal SIGKILLs the shell too).
+// before rein has named the group on the lifeline (see keeperScript) and given the shell its
+// command: the script first reads a line from the gate, fd 3, which rein writes once the keeper
+// holds the group and the call file holds the command, and ends if rein closed the gate or died
+// instead. From then on, rein's death, however it comes, ends the group: the keeper SIGKILLs it
+// (and on Linux the parent-death signal SIGKILLs the shell too).
+//
+// The call file, fd 4, is a file with no name that rein writes before the gate opens: the
+// directory to run in and the command, each ending with a NUL (so a command holds no NUL). It is
+// a file, not a pipe, so bash reads it in blocks rather than a byte at a time. Because the shell
+// learns its command only at the gate, it can start before the command is known: a spare (see
+// Tool.take) is a shell started ahead of the next call, waiting at its gate with its start-up
+// already paid. What the command sees does not tell the two apart: it runs in a fresh bash, in
+// its directory with OLDPWD the same, SECONDS counting from the gate, no positional parameters.
 //
 // rein learns that the command ended when its shell exits, and its exit status from the exit
 // itself (a shell killed by signal n counts as 128+n, as bash counts it), waiting with WNOWAIT so
@@ -27,41 +38,48 @@ import (
 // appends its working directory there, ending with a NUL; a command that itself redirects or
 // closes fd 57 may divert or lose that report (as with heldControl), never the exit status.
 // The output pipe is its stdout and stderr; stdin is /dev/null.
-const directScript = `__rein_dir=$1 __rein_cmd=$2
-read -r -u 3 __rein_go || exit 125
-exec 3<&- 57>&5 5>&-
+const directScript = `read -r -u 3 __rein_go || exit 125
+IFS= read -r -d '' -u 4 __rein_dir || exit 125
+IFS= read -r -d '' -u 4 __rein_cmd || exit 125
+exec 3<&- 4<&- 57>&5 5>&-
 __rein_ctl=/dev/fd/57
 trap 'printf "cwd:%s\0" "$PWD" 2>/dev/null >>"$__rein_ctl"' EXIT
 cd -- "$__rein_dir" || exit
+OLDPWD=$PWD SECONDS=0
 set --
 unset __rein_dir __rein_go
 eval "$__rein_cmd"
 `
 
-// startDirect runs command in dir as rein's child, held by the lifeline's keeper; see start.
-func startDirect(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {
+// spawnDirect starts a shell in dir for a command to come, held by the lifeline's keeper and
+// confined by box, waiting at its gate; begin gives it its command. See directScript.
+func spawnDirect(bash, dir string, env []string, grace time.Duration, c control, box *sandbox.Sandbox) (*proc, error) {
 	ctl, err := c.create()
 	if err != nil {
 		return nil, fmt.Errorf("create the control file: %w", err)
 	}
-	p := &proc{grace: grace, ctl: ctl, out: out, direct: true,
+	p := &proc{grace: grace, ctl: ctl, direct: true,
 		ended: make(chan struct{}), stopping: make(chan struct{}),
 		killed: make(chan struct{}), exited: make(chan struct{}), drained: make(chan struct{}), done: make(chan struct{})}
+	if p.call, err = c.create(); err != nil {
+		p.closeAll()
+		return nil, fmt.Errorf("create the call file: %w", err)
+	}
 	// Every pipe is created close-on-exec, so no other process rein starts holds an end of it.
-	var w, gateR, gateW *os.File
+	var w, gateR *os.File
 	p.r, w, err = os.Pipe()
 	if err == nil {
-		gateR, gateW, err = os.Pipe()
+		gateR, p.gate, err = os.Pipe()
 	}
 	if err != nil {
-		p.closeAll(w, gateR, gateW)
+		p.closeAll(w, gateR)
 		return nil, fmt.Errorf("create pipes: %w", err)
 	}
-	cmd := exec.Command(bash, "-c", directScript, "rein-bash", dir, command)
+	cmd := exec.Command(bash, "-c", directScript, "rein-bash")
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.ExtraFiles = []*os.File{gateR, nil, p.ctl} // 3, 4 (closed), 5
+	cmd.ExtraFiles = []*os.File{gateR, p.call, p.ctl} // 3, 4, 5
 	// A new session, not only a new process group: the command has no controlling terminal, so
 	// a program that would prompt on /dev/tty (sudo, ssh) fails at once instead of stopping the
 	// group or writing over the person's terminal. On Linux, a parent-death signal too.
@@ -72,7 +90,7 @@ func startDirect(bash, dir string, env []string, grace time.Duration, command st
 	if held {
 		// The keeper knows where the command's cgroup will be before it is made.
 		if err := keeper.holdCgroups(bash, box.CgroupRoot()); err != nil {
-			p.closeAll(w, gateR, gateW)
+			p.closeAll(w, gateR)
 			return nil, err
 		}
 	}
@@ -80,7 +98,7 @@ func startDirect(bash, dir string, env []string, grace time.Duration, command st
 	if box != nil && !held {
 		// The helper keeps the shell's pid, descriptors and attributes.
 		if confirm, err = box.Confine(cmd); err != nil {
-			p.closeAll(w, gateR, gateW)
+			p.closeAll(w, gateR)
 			return nil, err
 		}
 	}
@@ -113,7 +131,7 @@ func startDirect(bash, dir string, env []string, grace time.Duration, command st
 	err = <-started
 	p.refused = confirm()
 	if err != nil {
-		p.closeAll(w, gateR, gateW)
+		p.closeAll(w, gateR)
 		if held {
 			return nil, err // the sandbox's refusal, or why its start failed
 		}
@@ -123,19 +141,71 @@ func startDirect(bash, dir string, env []string, grace time.Duration, command st
 	w.Close()
 	gateR.Close()
 	if err := keeper.hold(bash, p.pgid); err != nil {
-		// Closing the gate unopened ends the shell before it runs anything.
-		gateW.Close()
-		p.kill()
-		<-p.exited
-		p.closeAll()
+		p.discard(nil) // closing the gate unopened ends the shell before it runs anything
+		<-p.done
 		return nil, err
-	}
-	_, err = io.WriteString(gateW, "\n")
-	gateW.Close()
-	go p.read()
-	go p.watch()
-	if err != nil {
-		p.stop() // the shell read end of file instead of the line and ended: nothing ran
 	}
 	return p, nil
 }
+
+// errGone is begin's error when the shell waiting at the gate is gone: nothing of the command ran.
+var errGone = errors.New("the shell ended before it was given its command")
+
+// begin gives a shell that spawnDirect started its command, to run in dir with its output going
+// to out, and opens its gate. On errGone the command did not run and p is being discarded.
+func (p *proc) begin(dir, command string, out *capture) error {
+	_, err := io.WriteString(p.call, dir+"\x00"+command+"\x00")
+	if err == nil {
+		_, err = p.call.Seek(0, io.SeekStart) // the shell shares the offset: it reads from the start
+	}
+	if err == nil {
+		select {
+		case <-p.ended: // it died waiting (someone killed it)
+			err = errGone
+		default:
+			_, err = io.WriteString(p.gate, "\n")
+		}
+	}
+	if err != nil {
+		p.discard(nil) // the shell ends at the closed gate, if it still lives: nothing ran
+		return errGone
+	}
+	p.out = out
+	p.gate.Close()
+	go p.read()
+	go p.watch()
+	return nil
+}
+
+// discard ends a shell that spawnDirect started and no command was given: its gate closes, so it
+// exits without running anything, and its life ends as a command's does (done closes). What it
+// wrote goes to out, or nowhere if out is nil.
+func (p *proc) discard(out *capture) {
+	if out == nil {
+		out = newCapture(0, 0)
+	}
+	p.out = out
+	p.gate.Close()
+	go p.read()
+	go p.watch()
+}
+
+// startDirect runs command in dir as rein's child, held by the lifeline's keeper; see start.
+func startDirect(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {
+	p, err := spawnDirect(bash, dir, env, grace, c, box)
+	if err != nil {
+		return nil, err
+	}
+	if p.refused != nil { // the sandbox's helper ran nothing and exited: Run says why
+		p.discard(out)
+		return p, nil
+	}
+	if err := p.begin(dir, command, out); err != nil {
+		<-p.done
+		return nil, err
+	}
+	return p, nil
+}
+
+// hasNUL reports whether command holds a NUL byte, which no bash command line can.
+func hasNUL(command string) bool { return strings.IndexByte(command, 0) >= 0 }

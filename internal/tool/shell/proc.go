@@ -104,6 +104,8 @@ type proc struct {
 	r        *os.File // the output pipe's read end
 	lifeline *os.File // the write end of the supervisor's lifeline
 	endR     *os.File // the read end of the end pipe
+	gate     *os.File // direct: the write end of the shell's gate (see directScript)
+	call     *os.File // direct: the call file, where the shell reads its directory and command
 
 	outMu sync.Mutex // held while bytes move from the output pipe into out
 
@@ -233,7 +235,7 @@ func startSupervised(bash, dir string, env []string, grace time.Duration, comman
 }
 
 func (p *proc) closeAll(extra ...*os.File) {
-	for _, f := range append(extra, p.r, p.lifeline, p.endR, p.ctl) {
+	for _, f := range append(extra, p.r, p.lifeline, p.endR, p.ctl, p.gate, p.call) {
 		if f != nil {
 			f.Close()
 		}
@@ -278,6 +280,8 @@ func (p *proc) release() {
 	p.r.Close()
 	p.lifeline.Close()
 	p.ctl.Close()
+	p.gate.Close()
+	p.call.Close()
 }
 
 // signal sends sig to the group, unless the last SIGKILL was sent.

@@ -87,6 +87,13 @@ type Tool struct {
 
 	mu  sync.Mutex
 	dir string
+
+	// The spare shell (spare.go): spares is false when commands do not start directly.
+	spares     bool
+	spareMu    sync.Mutex // held while a spare is started, so a call waits for it rather than start another
+	spare      *proc
+	spareTimer *time.Timer
+	closed     bool
 }
 
 // New returns the bash tool for the workspace directory root.
@@ -123,7 +130,8 @@ func New(root string, opts Options) (*Tool, error) {
 	if opts.TailBytes <= 0 {
 		opts.TailBytes = 16 << 10
 	}
-	return &Tool{root: abs, bash: bash, env: withoutSecrets(opts.Env), opts: opts, ctl: defaultControl, dir: abs}, nil
+	return &Tool{root: abs, bash: bash, env: withoutSecrets(opts.Env), opts: opts, ctl: defaultControl, dir: abs,
+		spares: !opts.Sandbox.Contains() || opts.Sandbox.Holds()}, nil
 }
 
 func withoutSecrets(env []string) []string {
@@ -189,6 +197,9 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	if len(a.Command) > maxArg {
 		return tool.Failure("the command is %d bytes long; the most bash takes in one call is %d. Write long scripts to a file and run that.", len(a.Command), maxArg)
 	}
+	if hasNUL(a.Command) {
+		return tool.Failure("the command holds a NUL byte (\\u0000), which no bash command line can; write the byte with printf '\\0' instead")
+	}
 	timeout := t.opts.Timeout
 	if a.TimeoutMS != nil {
 		timeout = min(max(time.Duration(*a.TimeoutMS)*time.Millisecond, time.Millisecond), t.opts.MaxTimeout)
@@ -197,9 +208,10 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 		return tool.Result{Content: "not run: the session was stopped before it started", IsError: true, Outcome: record.NotExecuted}
 	}
 	dir, note := t.startDir()
+	defer func() { go t.refill() }()
 	out := newCapture(t.opts.HeadBytes, t.opts.TailBytes)
 	out.live = tool.LiveOutput(ctx)
-	p, err := start(t.bash, dir, t.env, t.opts.Grace, a.Command, out, t.ctl, t.opts.Sandbox)
+	p, err := t.start(dir, a.Command, out)
 	var unsupported *sandbox.UnsupportedError
 	var launch *sandbox.LaunchError
 	if errors.As(err, &unsupported) {
@@ -249,6 +261,19 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	return t.result(note, out, record.TimedOut, nil,
 		fmt.Sprintf("[timed out after %v; the command and its processes were killed]", timeout))
+}
+
+// start runs command in dir: in the Tool's spare shell if it has one, else in a shell started
+// now. (Run starts the next spare as it returns: started now, it would take the processor from
+// the command.)
+func (t *Tool) start(dir, command string, out *capture) (*proc, error) {
+	if p := t.take(); p != nil {
+		if err := p.begin(dir, command, out); err == nil {
+			return p, nil
+		}
+		// It died at its gate, having run nothing: start another.
+	}
+	return start(t.bash, dir, t.env, t.opts.Grace, command, out, t.ctl, t.opts.Sandbox)
 }
 
 // settle is the most an interrupted Run waits for the processes its SIGTERM ends to end, so that

@@ -37,6 +37,7 @@ func newTool(t testing.TB, opts Options) (*Tool, string) {
 		t.Fatal(err)
 	}
 	sh.ctl = testControl
+	t.Cleanup(func() { sh.Close() })
 	return sh, dir
 }
 

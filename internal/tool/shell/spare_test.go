@@ -1,0 +1,194 @@
+package shell
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/record"
+)
+
+// spareOf returns the pid of sh's spare shell once it has one, or fails.
+func spareOf(t testing.TB, sh *Tool) int {
+	t.Helper()
+	pid := 0
+	if !eventually(5*time.Second, func() bool {
+		sh.spareMu.Lock()
+		defer sh.spareMu.Unlock()
+		if sh.spare != nil {
+			pid = sh.spare.pgid
+		}
+		return pid != 0
+	}) {
+		t.Fatal("no spare shell was started")
+	}
+	return pid
+}
+
+// TestSpareRunsTheNextCall: after a call, the next one runs in the spare started meanwhile, and
+// its command cannot tell: the working directory the last call left, OLDPWD as a fresh shell has
+// it, SECONDS counting from the call rather than from the spare's start, no positional
+// parameters, and its own group and session.
+func TestSpareRunsTheNextCall(t *testing.T) {
+	for _, control := range []control{defaultControl, heldControl} {
+		t.Run(control.name, func(t *testing.T) {
+			testControl = control
+			sh, root := newTool(t, Options{})
+			testControl = defaultControl
+			if r := run(t, sh, "mkdir sub && cd sub"); r.Outcome != record.OK {
+				t.Fatalf("got %q", r.Content)
+			}
+			spare := spareOf(t, sh)
+			time.Sleep(1100 * time.Millisecond) // SECONDS would say 1 in a shell that counted from its start
+			r := run(t, sh, `echo "$$ $PWD $OLDPWD $SECONDS $#"; ps -o pgid= -o sid= -p $$`)
+			sub := filepath.Join(root, "sub")
+			lines := strings.Split(strings.TrimSpace(r.Content), "\n")
+			want := strconv.Itoa(spare) + " " + sub + " " + sub + " 0 0"
+			if r.Outcome != record.OK || len(lines) != 2 || lines[0] != want {
+				t.Fatalf("got %q, want its first line %q", r.Content, want)
+			}
+			if f := strings.Fields(lines[1]); len(f) != 2 || f[0] != strconv.Itoa(spare) || f[1] != strconv.Itoa(spare) {
+				t.Errorf("the spare's group and session: %q, want %d for both", lines[1], spare)
+			}
+		})
+	}
+}
+
+// TestSpareKilledWhileWaiting: a spare that someone killed while it waited is passed over; the
+// call runs in a shell started for it.
+func TestSpareKilledWhileWaiting(t *testing.T) {
+	sh, _ := newTool(t, Options{})
+	run(t, sh, "true")
+	spare := spareOf(t, sh)
+	syscall.Kill(spare, syscall.SIGKILL)
+	if !eventually(2*time.Second, func() bool {
+		sh.spareMu.Lock()
+		defer sh.spareMu.Unlock()
+		select {
+		case <-sh.spare.ended:
+			return true
+		default:
+			return false
+		}
+	}) {
+		t.Fatal("the killed spare was not seen to end")
+	}
+	r := run(t, sh, "echo $$")
+	if r.Outcome != record.OK || strings.TrimSpace(r.Content) == strconv.Itoa(spare) {
+		t.Errorf("got %q %s", r.Content, r.Outcome)
+	}
+}
+
+// TestSpareEnds: Close ends a Tool's spare and starts no other; a spare left waiting past
+// spareIdle ends by itself; and the process keeps at most maxSpares, the Tool that ran a command
+// last taking the place of the one whose spare waited longest.
+func TestSpareEnds(t *testing.T) {
+	sh, _ := newTool(t, Options{})
+	run(t, sh, "true")
+	spare := spareOf(t, sh)
+	sh.Close()
+	if !eventually(2*time.Second, func() bool { return !alive(spare) }) {
+		t.Errorf("the spare %d outlived Close", spare)
+	}
+	run(t, sh, "true")
+	time.Sleep(50 * time.Millisecond)
+	if sh.spare != nil {
+		t.Error("a closed Tool started a spare")
+	}
+
+	old := spareIdle
+	spareIdle = 100 * time.Millisecond
+	defer func() { spareIdle = old }()
+	sh2, _ := newTool(t, Options{})
+	run(t, sh2, "true")
+	spare = spareOf(t, sh2)
+	if !eventually(3*time.Second, func() bool { return !alive(spare) }) {
+		t.Errorf("the idle spare %d did not end", spare)
+	}
+	spareIdle = old
+
+	var first, last *Tool
+	for i := range maxSpares + 3 {
+		s, _ := newTool(t, Options{})
+		run(t, s, "true")
+		spareOf(t, s)
+		if n := spares.Load(); n > maxSpares {
+			t.Errorf("%d spares, want at most %d", n, maxSpares)
+		}
+		if i == 0 {
+			first = s
+		}
+		last = s
+	}
+	first.spareMu.Lock()
+	if first.spare != nil {
+		t.Error("the longest-waiting spare was kept at the cap")
+	}
+	first.spareMu.Unlock()
+	spareOf(t, last)
+}
+
+// TestSpareDiesWithRein: rein killed with SIGKILL takes its spare with it, as it takes a command.
+func TestSpareDiesWithRein(t *testing.T) {
+	if os.Getenv("REIN_SHELL_SPARE_HELPER") != "" {
+		t.Skip("in the helper")
+	}
+	dir := t.TempDir()
+	helper := exec.Command(os.Args[0], "-test.run=^TestHelperKeepsASpare$", "-test.v")
+	helper.Env = append(os.Environ(), "REIN_SHELL_SPARE_HELPER="+dir)
+	out := &strings.Builder{}
+	helper.Stdout, helper.Stderr = out, out
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer helper.Process.Kill()
+	if !eventually(10*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "spare")); return err == nil }) {
+		t.Fatalf("the helper never had a spare; it said %s", out)
+	}
+	spare := readPID(t, filepath.Join(dir, "spare"))
+	if !alive(spare) {
+		t.Fatalf("the spare %d is not running", spare)
+	}
+	helper.Process.Signal(syscall.SIGKILL)
+	helper.Wait()
+	if !eventually(2*time.Second, func() bool { return !alive(spare) }) {
+		syscall.Kill(spare, syscall.SIGKILL)
+		t.Errorf("the spare %d outlived its rein by 2 s", spare)
+	}
+}
+
+// TestHelperKeepsASpare is the helper process of TestSpareDiesWithRein.
+func TestHelperKeepsASpare(t *testing.T) {
+	dir := os.Getenv("REIN_SHELL_SPARE_HELPER")
+	if dir == "" {
+		t.Skip("helper process for TestSpareDiesWithRein")
+	}
+	sh, err := New(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh.Run(context.Background(), bashCall("true", 0))
+	pid := spareOf(t, sh)
+	if err := os.WriteFile(filepath.Join(dir, "spare"), []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {} // wait to be killed
+}
+
+// TestCommandWithNUL: a command holding a NUL byte is refused, saying why, and runs nothing.
+func TestCommandWithNUL(t *testing.T) {
+	sh, root := newTool(t, Options{})
+	r := run(t, sh, "touch made\x00; echo hidden")
+	if r.Outcome != record.Failed || !strings.Contains(r.Content, "NUL") {
+		t.Errorf("got %q %s", r.Content, r.Outcome)
+	}
+	if _, err := os.Stat(filepath.Join(root, "made")); err == nil {
+		t.Error("the command ran")
+	}
+}
