@@ -14,9 +14,9 @@ import (
 // finished ones keep their real results, and those never started are answered not_executed — in
 // the same one record, so nothing owed outlives the batch.
 //
-// Each call's result is durable as soon as the call ends (DESIGN §3.3): its tool_finished carries
-// the result exactly as tool_results will, and the next call's tool_started, or the results
-// themselves, sync it before anything else happens. So an exchange cut short anywhere (a crash,
+// Each call's result is made durable as soon as the call ends (DESIGN §3.3): its tool_finished carries
+// the result exactly as tool_results will, and the next call's tool_started, or the results'
+// sync (which runs beside the next request, and which the reply's commit waits for), syncs it. So an exchange cut short anywhere (a crash,
 // a panic, a failed write) is settled by the quiesce plan with every finished call's own result;
 // only a call still running is answered interrupted.
 func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
@@ -78,8 +78,10 @@ func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 		a.sess.Publish(session.Live{Kind: "tool_end", CallID: c.ID, Name: c.Name, Text: string(res.Outcome)})
 		results = append(results, r)
 	}
+	// The results' fsync runs beside the next request's building and sending; the reply is
+	// committed only once it is done (session.AppendBehind).
 	ps := append([]record.Payload{&record.ToolResults{Results: results}}, after...)
-	if err := a.sess.Append(ps...); err != nil {
+	if err := a.sess.AppendBehind(ps...); err != nil {
 		return err
 	}
 	a.mark(MarkResults)

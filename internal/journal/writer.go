@@ -84,6 +84,23 @@ func (w *Writer) Sync() error {
 	return nil
 }
 
+// SyncBehind returns a function that makes every line appended so far durable — an fsync of the
+// file, which covers the lines appended while it runs too — and that may run on another goroutine
+// while the Writer goes on appending. Its failure is its caller's to act on: it does not poison
+// the Writer (whose next Sync syncs again), so the caller must stop writing on it.
+func (w *Writer) SyncBehind() func() error {
+	if err := w.usable(); err != nil {
+		return func() error { return err }
+	}
+	f, path, seq := w.f, w.path, w.seq
+	return func() error {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("sync record %s through record %d: %w (%w)", path, seq, err, ErrPoisoned)
+		}
+		return nil
+	}
+}
+
 // AppendSync appends one line and syncs it.
 func (w *Writer) AppendSync(line []byte) (record.Locus, error) {
 	loc, err := w.Append(line)

@@ -57,6 +57,12 @@ type Journal interface {
 	Close() error
 }
 
+// syncBehinder is the optional side of a Journal whose sync can run beside its appends
+// (*journal.Writer's SyncBehind). AppendBehind syncs a Journal without it as Append does.
+type syncBehinder interface {
+	SyncBehind() func() error
+}
+
 // blobPutter is the optional side of a Journal that keeps blobs too.
 type blobPutter interface {
 	PutBlob(digest string, data []byte) error
@@ -99,6 +105,7 @@ type Session struct {
 	w      Journal
 	loci   []record.Locus // loci[seq-1]; appended only, so a published prefix never changes
 	failed error
+	behind chan error // the sync AppendBehind left running, until a write awaits it; nil if none
 
 	// published is what readers get: a snapshot as of the last applied record.
 	published atomic.Pointer[view]
@@ -269,6 +276,19 @@ func (s *Session) Append(ps ...record.Payload) error { return s.write(false, ps)
 // durably (tool_started before a tool runs; a host submission before it is acknowledged).
 func (s *Session) Commit(ps ...record.Payload) error { return s.write(true, ps) }
 
+// AppendBehind is Append for a batch's tool results, whose sync need not hold up the next
+// request: its protocol records are applied at once, and their fsync, started at once, runs
+// beside what the caller does next (building, validating and sending that request). The next
+// write that syncs (the reply's commit), Sync and Close wait for it first, and its failure fails
+// the session there, so nothing acts on the reply to a request before the results it carried
+// are durable. A crash loses them only within that one fsync, as it would lose them during
+// Append's; the provider may have been sent them by then, which changes nothing it keeps.
+func (s *Session) AppendBehind(ps ...record.Payload) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.writeMode(false, true, ps)
+}
+
 // AppendPlan writes the records plan returns, computed from the state as it stands at the writer:
 // no other record lands between the reading and the writing, so a decision made from the state
 // (deliver this message, withdraw that one) cannot be overtaken by another writer's. plan is
@@ -291,17 +311,58 @@ func (s *Session) writePlan(syncAll bool, plan func(st *fold.State) []record.Pay
 	if len(ps) == 0 {
 		return nil
 	}
-	return s.writeLocked(syncAll, ps)
+	return s.writeMode(syncAll, false, ps)
 }
 
 func (s *Session) write(syncAll bool, ps []record.Payload) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return s.writeLocked(syncAll, ps)
+	return s.writeMode(syncAll, false, ps)
 }
 
-// writeLocked writes ps; called with wmu held.
-func (s *Session) writeLocked(syncAll bool, ps []record.Payload) error {
+// sync makes what was written durable, after the sync AppendBehind left running; wmu is held.
+func (s *Session) sync() error {
+	if err := s.awaitBehind(); err != nil {
+		return err
+	}
+	if err := s.w.Sync(); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// awaitBehind waits for the sync AppendBehind left running, if any; wmu is held.
+func (s *Session) awaitBehind() error {
+	if s.behind == nil {
+		return nil
+	}
+	err := <-s.behind
+	s.behind = nil
+	if err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+// syncBehind starts syncing what was written, beside the caller, if the Journal can; else it
+// syncs now. wmu is held.
+func (s *Session) syncBehind() error {
+	sb, ok := s.w.(syncBehinder)
+	if !ok {
+		return s.sync()
+	}
+	if err := s.awaitBehind(); err != nil {
+		return err
+	}
+	f, done := sb.SyncBehind(), make(chan error, 1)
+	go func() { done <- f() }()
+	s.behind = done
+	return nil
+}
+
+// writeMode writes ps, its protocol records synced behind (AppendBehind) or before they are
+// applied; called with wmu held.
+func (s *Session) writeMode(syncAll, behind bool, ps []record.Payload) error {
 	if s.w == nil {
 		return ErrReadOnly
 	}
@@ -321,9 +382,14 @@ func (s *Session) writeLocked(syncAll bool, ps []record.Payload) error {
 	var applied []record.Record
 	protocolPending := false
 	apply := func(sync bool) error {
-		if sync {
-			if err := s.w.Sync(); err != nil {
-				return s.fail(err)
+		switch {
+		case sync && behind:
+			if err := s.syncBehind(); err != nil {
+				return err
+			}
+		case sync:
+			if err := s.sync(); err != nil {
+				return err
 			}
 		}
 		defer s.publishState()
@@ -429,10 +495,7 @@ func (s *Session) Sync() error {
 	if s.failed != nil {
 		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
 	}
-	if err := s.w.Sync(); err != nil {
-		return s.fail(err)
-	}
-	return nil
+	return s.sync()
 }
 
 // Snapshot returns the folded state as of the last applied record: a value that never changes
@@ -455,7 +518,7 @@ func (s *Session) Close() error {
 	if s.w == nil {
 		return nil
 	}
-	return s.w.Close()
+	return errors.Join(s.awaitBehind(), s.w.Close())
 }
 
 // Publish sends a live event to subscribers; it is not recorded.
