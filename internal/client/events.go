@@ -96,6 +96,7 @@ func (c *Client) stream(ctx context.Context, id string, last *int64, ch chan<- a
 		return false, readError(resp)
 	}
 	rd := provider.NewSSEReader(resp.Body)
+	defer rd.Close()
 	for {
 		ev, err := rd.Next()
 		if err != nil {

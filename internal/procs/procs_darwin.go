@@ -131,8 +131,14 @@ func watch(kq int, pids []int) (watched int, unwatched []int) {
 // of defence, should a NOTE_EXIT ever not arrive.
 const recheck = time.Second
 
-// AwaitExit returns once pid, a child of this process, has exited, leaving it to be reaped.
-func AwaitExit(pid int) {
+// AwaitExit returns once pid, a child of this process, has exited, leaving it to be reaped. Its
+// exit status is not known here (known is false): the caller learns it as it reaps.
+func AwaitExit(pid int) (status int, known bool) {
+	awaitExit(pid)
+	return 0, false
+}
+
+func awaitExit(pid int) {
 	kq, err := unix.Kqueue()
 	if err == nil {
 		defer unix.Close(kq)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -81,9 +82,34 @@ func AwaitGone(pids []int, within time.Duration) {
 	}
 }
 
-// AwaitExit returns once pid, a child of this process, has exited, leaving it to be reaped.
-func AwaitExit(pid int) {
+// AwaitExit returns once pid, a child of this process, has exited, leaving it to be reaped. It
+// returns the child's exit status as a shell counts it (its exit code, or 128+n for a child killed
+// by signal n) and true, or false where the kernel's answer does not say.
+func AwaitExit(pid int) (status int, known bool) {
 	var info unix.Siginfo
-	for unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+	var err error
+	for err = unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err == unix.EINTR; {
+		err = unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
 	}
+	if err != nil || info.Signo != int32(unix.SIGCHLD) {
+		return 0, false
+	}
+	// For SIGCHLD the union after the header holds si_pid, si_uid and si_status (linux's
+	// siginfo_t: three ints of header, padding to 8 on 64-bit, then the union).
+	raw := (*[unsafe.Sizeof(info)]byte)(unsafe.Pointer(&info))
+	off := unsafe.Sizeof(uintptr(0)) * 2 // the header: signo, errno, code, padded
+	if unsafe.Sizeof(uintptr(0)) == 4 {
+		off = 12
+	}
+	if got := *(*int32)(unsafe.Pointer(&raw[off])); int(got) != pid {
+		return 0, false
+	}
+	code := *(*int32)(unsafe.Pointer(&raw[off+8]))
+	switch info.Code {
+	case 1: // CLD_EXITED
+		return int(code), true
+	case 2, 3: // CLD_KILLED, CLD_DUMPED
+		return 128 + int(code), true
+	}
+	return 0, false
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -156,6 +157,24 @@ func TestPollGone(t *testing.T) {
 	}
 }
 
+// TestAwaitExitStatus: the exit status AwaitExit tells is the one a shell would count.
+func TestAwaitExitStatus(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux tells the status before the reaping")
+	}
+	for _, tt := range []struct {
+		script string
+		want   int
+	}{{"exit 0", 0}, {"exit 3", 3}, {"exit 255", 255}, {"kill -KILL $$", 137}, {"kill -SEGV $$", 139}} {
+		cmd := startGroup(t, tt.script)
+		st, known := AwaitExit(cmd.Process.Pid)
+		cmd.Wait()
+		if !known || st != tt.want {
+			t.Errorf("%s: got %d %v, want %d", tt.script, st, known, tt.want)
+		}
+	}
+}
+
 // TestAwaitExit: AwaitExit returns when the child exits and leaves it to be reaped, so that its
 // status is still there for Wait.
 func TestAwaitExit(t *testing.T) {
@@ -179,7 +198,10 @@ func TestAwaitExit(t *testing.T) {
 	if p, err := Read(cmd.Process.Pid); err != nil || !p.Zombie {
 		t.Errorf("after AwaitExit the child should be a zombie, unreaped: %+v, %v", p, err)
 	}
-	AwaitExit(cmd.Process.Pid) // exited already: at once
+	// Exited already: at once, with its status where the platform tells it (Linux).
+	if st, known := AwaitExit(cmd.Process.Pid); known && st != 128+int(syscall.SIGTERM) || !known && runtime.GOOS == "linux" {
+		t.Errorf("AwaitExit's status: %d %v, want 143 (SIGTERM)", st, known)
+	}
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {

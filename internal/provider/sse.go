@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"sync"
 )
 
 // SSEEvent is one server-sent event: its event name (empty when the stream has no "event:" lines),
@@ -27,9 +28,25 @@ type SSEReader struct {
 	cr    bool // the previous line ended with a lone "\r"; skip a following "\n"
 }
 
-// NewSSEReader returns a decoder reading from r.
+// buffers keeps the readers' 32 KiB buffers between streams: a fresh one each reply costs more
+// than decoding a short reply does.
+var buffers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+
+// NewSSEReader returns a decoder reading from r. Close it when done with it.
 func NewSSEReader(r io.Reader) *SSEReader {
-	return &SSEReader{r: bufio.NewReaderSize(r, 32<<10)}
+	br := buffers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return &SSEReader{r: br}
+}
+
+// Close gives the reader's buffer back for another stream; the reader must not be used after.
+// (The events it returned hold none of that buffer.)
+func (s *SSEReader) Close() {
+	if s.r != nil {
+		s.r.Reset(nil)
+		buffers.Put(s.r)
+		s.r = nil
+	}
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF if the stream ended at

@@ -98,6 +98,7 @@ func newDecoder(on func(provider.Event)) *decoder {
 func decode(ctx context.Context, r io.Reader, on func(provider.Event)) (provider.Reply, error) {
 	d := newDecoder(on)
 	sse := provider.NewSSEReader(r)
+	defer sse.Close()
 	for {
 		if ctx.Err() != nil { // events already buffered are not published after a Stop
 			e := d.readError(ctx, ctx.Err())

@@ -170,6 +170,7 @@ var errCut = fmt.Errorf("stream ended before its finish: %w", io.ErrUnexpectedEO
 // no further event is read, even one already buffered.
 func readStream(ctx context.Context, r io.Reader, d streamDecoder) error {
 	sse := provider.NewSSEReader(r)
+	defer sse.Close()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err

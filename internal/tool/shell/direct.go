@@ -60,7 +60,7 @@ func spawnDirect(bash, dir string, env []string, grace time.Duration, c control,
 	}
 	p := &proc{grace: grace, ctl: ctl, direct: true,
 		ended: make(chan struct{}), stopping: make(chan struct{}),
-		killed: make(chan struct{}), exited: make(chan struct{}), drained: make(chan struct{}), done: make(chan struct{})}
+		killed: make(chan struct{}), exited: make(chan struct{}), drained: make(chan struct{}), reported: make(chan struct{}), done: make(chan struct{})}
 	if p.call, err = c.create(); err != nil {
 		p.closeAll()
 		return nil, fmt.Errorf("create the call file: %w", err)
@@ -122,7 +122,7 @@ func spawnDirect(bash, dir string, env []string, grace time.Duration, c control,
 			return
 		}
 		started <- nil
-		procs.AwaitExit(cmd.Process.Pid)
+		p.status, p.statusKnown = procs.AwaitExit(cmd.Process.Pid)
 		close(p.ended)
 		<-p.killed
 		p.waitErr = cmd.Wait()

@@ -115,7 +115,8 @@ type proc struct {
 	killed   chan struct{} // closed once the group got its last SIGKILL
 	exited   chan struct{} // closed once the supervisor is reaped
 	drained  chan struct{} // closed once the output reached end of file (or was cut off)
-	done     chan struct{} // closed once everything is released; rep is set
+	reported chan struct{} // closed once rep is set; the group is dead, the leader perhaps unreaped
+	done     chan struct{} // closed once everything is released
 
 	mu       sync.Mutex // orders signals to the group before the supervisor is reaped
 	final    bool       // the last SIGKILL was sent: the group id is no longer ours to signal
@@ -129,6 +130,11 @@ type proc struct {
 	// cg is the cgroup a held command runs in (sandbox.Sandbox.Holds): the last SIGKILL goes to
 	// it too, which ends the processes that left the group.
 	cg *sandbox.Cgroup
+
+	// status is a direct shell's exit status as the kernel told it before the reaping, if
+	// statusKnown (procs.AwaitExit); both are set before ended closes.
+	status      int
+	statusKnown bool
 
 	waitErr error
 	rep     report
@@ -161,7 +167,7 @@ func startSupervised(bash, dir string, env []string, grace time.Duration, comman
 	}
 	p := &proc{grace: grace, ctl: ctl, out: out,
 		ended: make(chan struct{}), dead: make(chan struct{}), stopping: make(chan struct{}),
-		killed: make(chan struct{}), exited: make(chan struct{}), drained: make(chan struct{}), done: make(chan struct{})}
+		killed: make(chan struct{}), exited: make(chan struct{}), drained: make(chan struct{}), reported: make(chan struct{}), done: make(chan struct{})}
 	// Every pipe is created close-on-exec, so no other process rein starts holds an end of it:
 	// rein alone holds the lifeline's write end.
 	var w, lifeR, endW *os.File
@@ -254,8 +260,19 @@ func (p *proc) watch() {
 		p.awaitGroup()
 	default:
 	}
-	p.kill()
-	<-p.exited
+	// A shell whose exit status the kernel told (Linux) is reported before it is reaped: the
+	// lifeline's release and the reaping follow the report rather than precede it.
+	early := false
+	select {
+	case <-p.ended:
+		early = p.direct && p.statusKnown
+	default:
+	}
+	p.lastKill()
+	if !early {
+		p.letGo()
+		<-p.exited
+	}
 	// Every process of the group is gone, so end of file follows at once unless a process left
 	// the group (setsid) holding the pipe; that one gets a moment, then the output is cut off.
 	select {
@@ -265,6 +282,11 @@ func (p *proc) watch() {
 		<-p.drained
 	}
 	p.rep = p.report()
+	close(p.reported)
+	if early {
+		p.letGo()
+		<-p.exited
+	}
 	p.release()
 	close(p.done)
 }
@@ -293,16 +315,21 @@ func (p *proc) signal(sig syscall.Signal) {
 	}
 }
 
-// kill sends the group its last SIGKILL and lets the leader be reaped, once the lifeline's keeper
-// no longer holds the group.
-func (p *proc) kill() {
+// lastKill sends the group its last SIGKILL (and its cgroup's, which reaches the processes that
+// left the group); no signal goes to the group after it.
+func (p *proc) lastKill() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	syscall.Kill(-p.pgid, syscall.SIGKILL)
 	if p.cg != nil {
 		p.cg.Kill()
 	}
 	p.final = true
-	p.mu.Unlock()
+}
+
+// letGo lets the leader be reaped, once the lifeline's keeper no longer holds the group: after
+// lastKill, so that the group id is no longer rein's to signal when it may be reused.
+func (p *proc) letGo() {
 	if p.direct {
 		keeper.release(p.pgid)
 	}
@@ -428,7 +455,9 @@ type report struct {
 
 func (p *proc) report() report {
 	var r report
-	if p.direct && p.cmd.ProcessState != nil {
+	if p.direct && p.statusKnown {
+		r.status, r.hasSt = p.status, true
+	} else if p.direct && p.cmd.ProcessState != nil {
 		if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
 			switch {
 			case ws.Exited():

@@ -283,7 +283,7 @@ const settle = 10 * time.Millisecond
 
 // finished reports a command that ended by itself.
 func (t *Tool) finished(p *proc, note string) tool.Result {
-	<-p.done
+	<-p.reported
 	rep := p.rep
 	if rep.hasCwd {
 		t.mu.Lock()
