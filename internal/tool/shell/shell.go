@@ -208,10 +208,10 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 		return tool.Result{Content: "not run: the session was stopped before it started", IsError: true, Outcome: record.NotExecuted}
 	}
 	dir, note := t.startDir()
-	defer func() { go t.refill() }()
 	out := newCapture(t.opts.HeadBytes, t.opts.TailBytes)
 	out.live = tool.LiveOutput(ctx)
 	p, err := t.start(dir, a.Command, out)
+	go t.refill() // beside the command: started as the call returns, it took the processor from the next request
 	var unsupported *sandbox.UnsupportedError
 	var launch *sandbox.LaunchError
 	if errors.As(err, &unsupported) {
@@ -264,8 +264,7 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 }
 
 // start runs command in dir: in the Tool's spare shell if it has one, else in a shell started
-// now. (Run starts the next spare as it returns: started now, it would take the processor from
-// the command.)
+// now. (Run starts the next spare beside the command.)
 func (t *Tool) start(dir, command string, out *capture) (*proc, error) {
 	if p := t.take(); p != nil {
 		if err := p.begin(dir, command, out); err == nil {
