@@ -117,7 +117,7 @@ func (v *Incremental) warm(body []byte) bool {
 	if end < v.head || !bytes.Equal(body[end:], tail) {
 		return false
 	}
-	same := commonPrefix(body[:end], v.prev[:v.tail])
+	same := CommonPrefix(body[:end], v.prev[:v.tail])
 	if same < v.head {
 		return false
 	}
@@ -183,8 +183,8 @@ func (v *Incremental) extend(body []byte, from, end int, after bool) bool {
 	}
 }
 
-// commonPrefix is the length of the longest common prefix of a and b.
-func commonPrefix(a, b []byte) int {
+// CommonPrefix is the length of the longest common prefix of a and b.
+func CommonPrefix(a, b []byte) int {
 	n := min(len(a), len(b))
 	// Compare in long runs first: bytes.Equal is far faster than a byte loop.
 	i := 0

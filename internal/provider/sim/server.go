@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -66,9 +68,12 @@ type Server struct {
 	// conversations are what is kept of recent conversations (recall, keep).
 	conversations map[string]*conversation
 	uses          int64
-	queue         queue
-	log           []*Request
-	n             int // replies and calls minted, for ids
+	// cuts are the last requests' bodies cut into their parts, the newest last, from which the
+	// next request of the same conversation is cut (splitFrom).
+	cuts  []*cut
+	queue queue
+	log   []*Request
+	n     int // replies and calls minted, for ids
 }
 
 // Request is one request the simulator received and what it did with it.
@@ -321,10 +326,11 @@ type conversation struct {
 // of the map until put back.
 func (s *Server) recall(w wire, conv string, body []byte) (string, *conversation) {
 	key := string(w.format()) + "\x00"
-	f, ok := topFields(body)
+	var f map[string][]byte
 	var els [][]byte
+	cb, ok := s.cut(body, w.items())
 	if ok {
-		els, ok = elements(f[w.items()])
+		f, els = cb.parts()
 	}
 	switch {
 	case conv != "":
@@ -347,6 +353,40 @@ func (s *Server) recall(w wire, conv string, body []byte) (string, *conversation
 		c.read.fields, c.read.items = f, els // read splits the body no second time
 	}
 	return key, c
+}
+
+// keptCuts is how many of the last requests' cuts the server keeps to cut the next from.
+const keptCuts = 4
+
+// cut cuts body into its fields and the elements of its array items, from the kept cut of the
+// request whose first element it repeats (its conversation's last, most likely) if there is one,
+// and keeps its cut in that one's place.
+func (s *Server) cut(body []byte, items string) (*cut, bool) {
+	s.mu.Lock()
+	var prev *cut
+	at := -1
+	for i := len(s.cuts) - 1; i >= 0; i-- {
+		c := s.cuts[i]
+		if len(c.els) > 0 && bytes.HasPrefix(body, c.body[:c.els[0].end]) {
+			prev, at = c, i
+			break
+		}
+	}
+	s.mu.Unlock()
+	cb, ok := splitFrom(body, prev, items)
+	if !ok {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at >= 0 && at < len(s.cuts) && s.cuts[at] == prev {
+		s.cuts = slices.Delete(s.cuts, at, at+1)
+	}
+	if len(s.cuts) >= keptCuts {
+		s.cuts = slices.Delete(s.cuts, 0, 1)
+	}
+	s.cuts = append(s.cuts, &cb)
+	return &cb, true
 }
 
 // keep keeps c for the conversation's next request, dropping the longest unused beyond
