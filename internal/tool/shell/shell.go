@@ -15,6 +15,10 @@
 // instead. See directScript, keeperScript and the supervisor script for the details. The command
 // has no controlling terminal and its stdin is /dev/null.
 //
+// A command that starts directly usually finds its shell already started: each call starts the
+// next call's shell beside its command, held and confined as any, parked before running anything
+// until it is given its command (spare.go), so a call does not wait for bash to start.
+//
 // Under a sandbox (package sandbox) a command cannot write outside the workspace and the
 // sandbox's temporary directory, nor reach the network; one the machine cannot confine as asked
 // is refused, never run unconfined.
