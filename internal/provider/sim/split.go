@@ -26,8 +26,9 @@ type span struct {
 	start, end int
 }
 
-// splitBody cuts body whole; false if it is not a JSON object that topFields reads plainly, or
-// its field items is not an array.
+// splitBody cuts body whole; false if it is not one JSON object, one of its field names is escaped
+// or not ASCII (encoding/json matches names case-insensitively, so names are folded to lower case
+// and the last of two so named wins), or its field items is not an array.
 func splitBody(body []byte, items string) (cut, bool) {
 	n := len(body)
 	i := provider.SkipSpace(body, 0)
@@ -75,8 +76,8 @@ func splitFrom(body []byte, prev *cut, items string) (cut, bool) {
 	return s.fieldsFrom(provider.SkipSpace(body, i+1), items)
 }
 
-// fieldsFrom reads the fields from i, where a field's name begins, to the end of the body, as
-// topFields does, and splits the array of the last field named items (a later field of that name
+// fieldsFrom reads the fields from i, where a field's name begins, to the end of the body, and
+// splits the array of the last field named items (a later field of that name
 // than the one s split already replaces it).
 func (s cut) fieldsFrom(i int, items string) (cut, bool) {
 	body, n := s.body, len(s.body)
@@ -140,30 +141,24 @@ func (s cut) fieldsFrom(i int, items string) (cut, bool) {
 // of an element already in s.els. It returns the offset just past the closing bracket.
 func (s *cut) elementsFrom(i int) (int, bool) {
 	body, n := s.body, len(s.body)
-	if body[i] == '[' {
+	value := body[i] == '[' // an element comes next, not what follows one
+	if value {
 		i = provider.SkipSpace(body, i+1)
 		if i < n && body[i] == ']' {
 			return i + 1, true
 		}
-	} else {
-		i = provider.SkipSpace(body, i)
-		switch {
-		case i == n:
-			return 0, false
-		case body[i] == ']':
-			return i + 1, true
-		case body[i] != ',':
-			return 0, false
-		}
-		i = provider.SkipSpace(body, i+1)
 	}
 	for {
-		j, ok := provider.ValueEnd(body, i)
-		if !ok {
-			return 0, false
+		if value {
+			j, ok := provider.ValueEnd(body, i)
+			if !ok {
+				return 0, false
+			}
+			s.els = append(s.els, span{start: i, end: j})
+			i = j
 		}
-		s.els = append(s.els, span{start: i, end: j})
-		i = provider.SkipSpace(body, j)
+		value = true
+		i = provider.SkipSpace(body, i)
 		switch {
 		case i == n:
 			return 0, false
@@ -176,8 +171,8 @@ func (s *cut) elementsFrom(i int) (int, bool) {
 	}
 }
 
-// parts returns the split as topFields and elements give it: the fields' raw values by name (the
-// last of two so named wins) and the array's elements.
+// parts returns the cut as the simulator reads it: the fields' raw values by name (the last of
+// two so named wins) and the array's elements.
 func (s *cut) parts() (map[string][]byte, [][]byte) {
 	f := make(map[string][]byte, len(s.fields))
 	for _, sp := range s.fields {

@@ -1,12 +1,14 @@
 package sim
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/reinhq/rein/internal/provider"
 	"pgregory.net/rapid"
 )
 
@@ -142,5 +144,93 @@ func TestSplitFromResumes(t *testing.T) {
 	from, _ = splitFrom(next, &p, "messages")
 	if from.els[0].end != whole.els[0].end-1 {
 		t.Error("splitFrom scanned the common prefix again")
+	}
+}
+
+// topFields and elements are how the simulator cut a body before cut: the reference the cuts
+// are held to.
+
+// topFields splits a JSON object into its fields' raw values, by name folded to lower case, as
+// encoding/json matches them to a struct's fields (case-insensitively; the last of two wins). It
+// refuses (false) what it cannot read plainly: not an object, a name escaped or not ASCII.
+func topFields(body []byte) (map[string][]byte, bool) {
+	n := len(body)
+	i := provider.SkipSpace(body, 0)
+	if i == n || body[i] != '{' {
+		return nil, false
+	}
+	fields := map[string][]byte{}
+	i = provider.SkipSpace(body, i+1)
+	if i < n && body[i] == '}' {
+		return fields, provider.SkipSpace(body, i+1) == n
+	}
+	for {
+		if i == n || body[i] != '"' {
+			return nil, false
+		}
+		k := i + 1
+		for k < n && body[k] != '"' {
+			if body[k] == '\\' || body[k] >= 0x80 {
+				return nil, false
+			}
+			k++
+		}
+		if k == n {
+			return nil, false
+		}
+		name := string(bytes.ToLower(body[i+1 : k]))
+		i = provider.SkipSpace(body, k+1)
+		if i == n || body[i] != ':' {
+			return nil, false
+		}
+		i = provider.SkipSpace(body, i+1)
+		j, ok := provider.ValueEnd(body, i)
+		if !ok {
+			return nil, false
+		}
+		fields[name] = body[i:j]
+		i = provider.SkipSpace(body, j)
+		if i == n {
+			return nil, false
+		}
+		if body[i] == '}' {
+			return fields, provider.SkipSpace(body, i+1) == n
+		}
+		if body[i] != ',' {
+			return nil, false
+		}
+		i = provider.SkipSpace(body, i+1)
+	}
+}
+
+// elements splits a JSON array into its elements' raw values; false if raw is not one.
+func elements(raw []byte) ([][]byte, bool) {
+	n := len(raw)
+	i := provider.SkipSpace(raw, 0)
+	if i == n || raw[i] != '[' {
+		return nil, false
+	}
+	var out [][]byte
+	i = provider.SkipSpace(raw, i+1)
+	if i < n && raw[i] == ']' {
+		return out, provider.SkipSpace(raw, i+1) == n
+	}
+	for {
+		j, ok := provider.ValueEnd(raw, i)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, raw[i:j])
+		i = provider.SkipSpace(raw, j)
+		if i == n {
+			return nil, false
+		}
+		if raw[i] == ']' {
+			return out, provider.SkipSpace(raw, i+1) == n
+		}
+		if raw[i] != ',' {
+			return nil, false
+		}
+		i = provider.SkipSpace(raw, i+1)
 	}
 }
