@@ -35,15 +35,17 @@ import (
 // that the shell stays unreaped, and the group id rein's, until the group's last SIGKILL.
 //
 // The shell moves the control file (fd 5, made as the call's control says) to fd 57, and on exit
-// appends its working directory there, ending with a NUL; a command that itself redirects or
+// appends its working directory there, ending with a NUL (both set up before the gate, so that
+// what follows it is only the command's own); a command that itself redirects or
 // closes fd 57 may divert or lose that report (as with heldControl), never the exit status.
 // The output pipe is its stdout and stderr; stdin is /dev/null.
-const directScript = `read -r -u 3 __rein_go || exit 125
-IFS= read -r -d '' -u 4 __rein_dir || exit 125
-IFS= read -r -d '' -u 4 __rein_cmd || exit 125
-exec 3<&- 4<&- 57>&5 5>&-
+const directScript = `exec 57>&5 5>&-
 __rein_ctl=/dev/fd/57
 trap 'printf "cwd:%s\0" "$PWD" 2>/dev/null >>"$__rein_ctl"' EXIT
+read -r -u 3 __rein_go || exit 125
+IFS= read -r -d '' -u 4 __rein_dir || exit 125
+IFS= read -r -d '' -u 4 __rein_cmd || exit 125
+exec 3<&- 4<&-
 cd -- "$__rein_dir" || exit
 OLDPWD=$PWD SECONDS=0
 set --
