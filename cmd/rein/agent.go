@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/api"
@@ -99,7 +100,7 @@ func buildRunnerWith(ws string, set toolset.Set, mode string, allow, deny []stri
 	if err := judged.Check(append(append(toolset.Names(), record.TodoTool, fetch.Name), doorNames()...)); err != nil {
 		return nil, err
 	}
-	return &tool.Runner{Tools: reg, Policy: pol}, nil
+	return &tool.Runner{Tools: reg, Policy: pol, Owned: []io.Closer{sh}}, nil
 }
 
 // doorNames are the names of the doors a session may have (context, transcript, agents), for

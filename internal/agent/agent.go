@@ -145,6 +145,15 @@ func New(cfg Config) *Agent {
 	return a
 }
 
+// Close releases what the agent's tools hold that ends with it (tool.Runner.Close: the bash
+// tool's spare shell), when the agent is put away. Its session is the caller's to close.
+func (a *Agent) Close() error {
+	if a.cfg.Runner == nil {
+		return nil
+	}
+	return a.cfg.Runner.Close()
+}
+
 // Session returns the session the agent writes.
 func (a *Agent) Session() *session.Session { return a.sess }
 

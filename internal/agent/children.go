@@ -215,7 +215,7 @@ func (c *Children) start(prompt string, inherit bool) tool.Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err == nil && (c.halt > 0 || c.closed) {
-		err = errors.Join(errStopping, ag.sess.Close())
+		err = errors.Join(errStopping, ag.sess.Close(), ag.Close())
 	}
 	if err != nil {
 		c.started--
@@ -542,7 +542,7 @@ func (c *Children) Close() error {
 		if k.kids != nil {
 			errs = append(errs, k.kids.Close())
 		}
-		errs = append(errs, k.ag.RecordArrivals(fold.Cancelled), k.ag.sess.Close())
+		errs = append(errs, k.ag.RecordArrivals(fold.Cancelled), k.ag.sess.Close(), k.ag.Close())
 	}
 	return errors.Join(errs...)
 }

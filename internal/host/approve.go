@@ -228,7 +228,11 @@ func (c *Conv) SetModel(op, model, provider string) (api.ModelResult, error) {
 		return api.ModelResult{}, errf(api.BadRequest, "cannot switch to %s: %v", model, err)
 	}
 	if err := c.sess.Commit(&record.ModelChanged{Provider: provider, Model: model, Op: op}); err != nil {
+		ag.Close()
 		return api.ModelResult{}, err
+	}
+	if c.ag != nil {
+		c.ag.Close() // its tools are the new agent's to start again (a spare shell, for one)
 	}
 	c.ag = ag
 	if err := c.indexLocked(); err != nil {

@@ -217,6 +217,9 @@ func (c *Conv) closeLocked() error {
 		return nil
 	}
 	err := errors.Join(c.closeChildrenLocked(), c.sess.Close())
+	if c.ag != nil {
+		err = errors.Join(err, c.ag.Close())
+	}
 	c.sess, c.ag = nil, nil
 	c.h.release(c)
 	return err

@@ -171,7 +171,7 @@ func (r *rig) config() host.Config {
 				if r.opts.ask {
 					mode = tool.ModeAsk
 				}
-				cfg.Runner = &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: mode}, Approver: s.Approver}
+				cfg.Runner = &tool.Runner{Tools: reg, Policy: tool.Policy{Mode: mode}, Approver: s.Approver, Owned: []io.Closer{sh}}
 			}
 			if r.opts.agent != nil {
 				r.opts.agent(&cfg)

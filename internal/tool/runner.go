@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/reinhq/rein/internal/record"
 )
@@ -36,6 +37,18 @@ type Runner struct {
 	Refresh func() (*Registry, []record.Payload)
 	// Gate, when set, is asked before the policy (the pre_tool hooks).
 	Gate Gate
+	// Owned are what the runner's tools hold that end with it (the bash tool's spare shell), closed
+	// by Close. Tools shared with other runners (a host's MCP servers) are not among them.
+	Owned []io.Closer
+}
+
+// Close closes what the runner owns; calls still running go on.
+func (r *Runner) Close() error {
+	var errs []error
+	for _, c := range r.Owned {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // Run answers call. A ctx cancelled before the tool starts yields NotExecuted; once started, the
