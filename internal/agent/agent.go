@@ -101,7 +101,10 @@ type Agent struct {
 	// it is the client's incremental validator where it has one, which keeps the last request
 	// and parses only what the next adds (provider.Incremental).
 	validator provider.Validator
-	hooks     *hook.Set // cfg.Hooks bound to the session, or nil
+	// memo keeps the conversation's message encodings from one request to the next, so a request
+	// encodes only what changed (provider.Memo).
+	memo  *provider.Memo
+	hooks *hook.Set // cfg.Hooks bound to the session, or nil
 
 	mu       sync.Mutex
 	pending  []Steer // steering waiting for the next turn boundary
@@ -133,7 +136,7 @@ func New(cfg Config) *Agent {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	a := &Agent{cfg: cfg, sess: cfg.Session, validator: provider.ValidatorFor(cfg.Client)}
+	a := &Agent{cfg: cfg, sess: cfg.Session, validator: provider.ValidatorFor(cfg.Client), memo: &provider.Memo{}}
 	if cfg.Hooks != nil && len(cfg.Hooks.Hooks) > 0 {
 		a.hooks = cfg.Hooks.Bind(a.sess.ID(), func() int64 { return a.sess.Snapshot().Newest() })
 		if cfg.Runner != nil && a.hooks.Has(record.HookPreTool) {
@@ -463,7 +466,8 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 	st := a.sess.Snapshot()
 	limit := OutputLimit(a.cfg.MaxTokens, a.window())
 	req := provider.Request{Model: a.cfg.Model, System: st.System(), Messages: st.Context(), Tools: a.specs(),
-		MaxTokens: limit, Thinking: thinkingBudget(a.cfg.Thinking, limit), Effort: a.cfg.Effort, WebSearch: a.cfg.WebSearch}
+		MaxTokens: limit, Thinking: thinkingBudget(a.cfg.Thinking, limit), Effort: a.cfg.Effort, WebSearch: a.cfg.WebSearch,
+		Memo: a.memo}
 	a.mark(MarkEncode)
 	body, err := a.cfg.Client.Encode(req)
 	if err != nil {

@@ -39,8 +39,9 @@ func sessionOf(b testing.TB, n int, residues int) *log {
 // BenchmarkRequest measures what the harness spends on a turn of a long session, before the
 // request leaves: at 10,000 turns with a hundred residues in place, each iteration steps one more
 // tool turn into the state (its assistant message and its results, judged and applied), renders the
-// context (State.Context) and encodes the request with a real provider encoder, as the agent does
-// before every request. DESIGN §15 budgets building a request at 10,000 turns at 2 ms median;
+// context (State.Context) and encodes the request with a real provider encoder through one
+// provider.Memo, as the agent does before every request (the Anthropic encoder uses it; the OpenAI
+// encoders do not yet). DESIGN §15 budgets building a request at 10,000 turns at 2 ms median;
 // p50-ms and p99-ms are per iteration, step-us is the fold's share, encode-ms the encoder's, and
 // req-MB the size of the request body. The state grows by one turn an iteration: a run of b.N
 // iterations ends at 10,000 + b.N turns.
@@ -63,6 +64,7 @@ func BenchmarkRequest(b *testing.B) {
 			}
 			l.prompt("keep going")
 			out := strings.Repeat("output line\n", 20)
+			memo := &provider.Memo{} // as the agent keeps one per conversation
 			times := make([]time.Duration, 0, b.N)
 			var stepped, encoding time.Duration
 			var size int
@@ -80,7 +82,7 @@ func BenchmarkRequest(b *testing.B) {
 					}
 				}
 				rendered := time.Now()
-				body, err := enc.encode(provider.Request{Model: "m", System: l.s.System(), Messages: l.s.Context(), Tools: tools, MaxTokens: 8192})
+				body, err := enc.encode(provider.Request{Model: "m", System: l.s.System(), Messages: l.s.Context(), Tools: tools, MaxTokens: 8192, Memo: memo})
 				if err != nil {
 					b.Fatal(err)
 				}

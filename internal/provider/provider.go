@@ -46,6 +46,9 @@ type Request struct {
 	// WebSearch offers the provider's own server-side web search tool: Anthropic's web search
 	// tool, the Responses API's web_search. Chat Completions has none and ignores it.
 	WebSearch bool
+	// Memo, when set, keeps the conversation's message encodings for the next request (Memo); the
+	// bytes are the same with it or without it.
+	Memo *Memo
 }
 
 // EventType names a live stream event.

@@ -110,6 +110,9 @@ func encodeWhole(req provider.Request) ([]byte, error) {
 	return appendRequest(make([]byte, 0, sizeHint(w)), w)
 }
 
+// memoFormat names this encoder's entries in a provider.Memo.
+const memoFormat = "anthropic"
+
 // heldBack is how many of a request's last messages (those that become wire messages) Encode
 // builds as wire shapes: the final-message trim and the cache breakpoints on the last two touch
 // no others.
@@ -146,22 +149,27 @@ func encodeStreaming(req provider.Request) ([]byte, bool) {
 		return nil, false
 	}
 	dst := appendHead(make([]byte, 0, requestSizeHint(req)), w)
-	n := 0
-	for i := range cut {
+	// The messages the last request sent the same come from the memo, as they were.
+	memo := req.Memo.Start(memoFormat, req.Messages[:cut])
+	runStart := len(dst)
+	run, n := memo.Run()
+	dst = append(dst, run...)
+	for i := memo.Same(); i < cut; i++ {
 		m := req.Messages[i]
 		blocks, err := encodeParts(scratch[:0], i, m)
 		if err != nil {
 			return nil, false
 		}
 		scratch = blocks
-		if len(blocks) == 0 && m.Role == record.Assistant {
-			continue
+		if len(blocks) > 0 || m.Role != record.Assistant {
+			if dst, err = appendMessage(dst, n, &wireMessage{Role: string(m.Role), Content: blocks}); err != nil {
+				return nil, false
+			}
+			n++
 		}
-		if dst, err = appendMessage(dst, n, &wireMessage{Role: string(m.Role), Content: blocks}); err != nil {
-			return nil, false
-		}
-		n++
+		memo.Mark(len(dst)-runStart, n)
 	}
+	memo.Finish(dst[runStart:])
 	for i := range w.Messages {
 		if dst, err = appendMessage(dst, n, &w.Messages[i]); err != nil {
 			return nil, false

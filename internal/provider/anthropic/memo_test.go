@@ -1,0 +1,80 @@
+package anthropic
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/record"
+)
+
+// TestMemoIsWhole: a conversation's requests encoded through one Memo are, byte for byte, what
+// they are without it — as the conversation grows, as its messages are changed in place (the same
+// backing arrays, other contents), dropped, repeated and reordered, and as requests that fail to
+// encode come between.
+func TestMemoIsWhole(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		memo := &provider.Memo{}
+		var msgs []record.Message
+		for step := range rapid.IntRange(1, 8).Draw(t, "requests") {
+			switch op := rapid.IntRange(0, 5).Draw(t, fmt.Sprintf("op%d", step)); {
+			case op <= 1 || len(msgs) == 0: // the conversation grows
+				for range rapid.IntRange(1, 4).Draw(t, "grow") {
+					role := rapid.SampledFrom([]record.Role{record.User, record.Assistant}).Draw(t, "role")
+					msgs = append(msgs, record.Message{Role: role, Parts: genParts(t, role)})
+				}
+			case op == 2: // a message changed in place: same array, other contents
+				i := rapid.IntRange(0, len(msgs)-1).Draw(t, "changed")
+				if len(msgs[i].Parts) > 0 {
+					j := rapid.IntRange(0, len(msgs[i].Parts)-1).Draw(t, "part")
+					p := &msgs[i].Parts[j]
+					switch rapid.IntRange(0, 3).Draw(t, "field") {
+					case 0:
+						p.Text += rapid.SampledFrom([]string{"x", " ", "\n", "é"}).Draw(t, "more")
+					case 1:
+						p.Args = json.RawMessage(rapid.SampledFrom([]string{`{"a":2}`, `{}`, ``, `{bad`}).Draw(t, "args"))
+					case 2:
+						p.IsError = !p.IsError
+					case 3:
+						p.Signature = rapid.SampledFrom([]string{"", "sig2"}).Draw(t, "sig")
+					}
+				}
+			case op == 3 && len(msgs) > 1: // a message dropped (an eviction)
+				i := rapid.IntRange(0, len(msgs)-1).Draw(t, "dropped")
+				msgs = append(msgs[:i:i], msgs[i+1:]...)
+			case op == 4: // a message repeated
+				msgs = append(msgs, msgs[rapid.IntRange(0, len(msgs)-1).Draw(t, "repeated")])
+			default: // two messages swapped
+				i, j := rapid.IntRange(0, len(msgs)-1).Draw(t, "i"), rapid.IntRange(0, len(msgs)-1).Draw(t, "j")
+				msgs[i], msgs[j] = msgs[j], msgs[i]
+			}
+			req := provider.Request{Model: "m", MaxTokens: 1024, Messages: msgs}
+			want, wantErr := Encode(req)
+			req.Memo = memo
+			got, gotErr := Encode(req)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !bytes.Equal(got, want) {
+				t.Fatalf("request %d with the memo:\n%s (%v)\nwithout:\n%s (%v)", step, got, gotErr, want, wantErr)
+			}
+		}
+	})
+}
+
+// BenchmarkEncodeMemo is BenchmarkEncode1000's request encoded again through a Memo, as the agent
+// encodes each request of a conversation: all but the new turn's messages come from the memo.
+func BenchmarkEncodeMemo(b *testing.B) {
+	req := bigRequest(1000)
+	req.Memo = &provider.Memo{}
+	if _, err := Encode(req); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Encode(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
