@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,11 @@ func TestHeldNamespaceEndsWithRein(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The helper ends when told: the namespace is seen running first.
+			in, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -59,6 +65,7 @@ func TestHeldNamespaceEndsWithRein(t *testing.T) {
 			if end == "SIGKILL" {
 				cmd.Process.Signal(syscall.SIGKILL)
 			}
+			in.Close()
 			cmd.Wait()
 			deadline := time.Now().Add(3 * time.Second)
 			for (running(init) || running(command)) && time.Now().Before(deadline) {
@@ -74,7 +81,8 @@ func TestHeldNamespaceEndsWithRein(t *testing.T) {
 }
 
 // heldHelper is the rein process of TestHeldNamespaceEndsWithRein: it starts a command through a
-// sandbox that holds it, says the pids, then ends as told, without closing the sandbox.
+// sandbox that holds it, says the pids, then ends as told (exiting once its stdin closes, or
+// killed), without closing the sandbox.
 func heldHelper(t *testing.T) {
 	box, err := New(Policy{Mode: WorkspaceWrite}, Config{Workspace: os.Getenv("REIN_HELD_WS"), TempRoot: os.Getenv("REIN_HELD_WS")})
 	if err != nil {
@@ -89,6 +97,7 @@ func heldHelper(t *testing.T) {
 	fmt.Printf("held %d %d\n", box.launch.init.Process.Pid, cmd.Process.Pid)
 	os.Stdout.Sync()
 	if os.Getenv("REIN_HELD_HELPER") == "exit" {
+		io.Copy(io.Discard, os.Stdin) // until the test has seen the namespace running
 		os.Exit(0)
 	}
 	select {}
