@@ -14,11 +14,12 @@ import (
 // finished ones keep their real results, and those never started are answered not_executed — in
 // the same one record, so nothing owed outlives the batch.
 //
-// Each call's result is made durable as soon as the call ends (DESIGN §3.3): its tool_finished carries
-// the result exactly as tool_results will, and the next call's tool_started, or the results'
-// sync (which runs beside the next request, and which the reply's commit waits for), syncs it. So an exchange cut short anywhere (a crash,
-// a panic, a failed write) is settled by the quiesce plan with every finished call's own result;
-// only a call still running is answered interrupted.
+// Each call's result is made durable as soon as the call ends (DESIGN §3.3): its tool_finished
+// carries the result exactly as tool_results will, and the next call's tool_started, or the
+// results' sync (which runs beside the next request, and which the reply's commit waits for),
+// syncs it. So an exchange cut short anywhere (a crash, a panic, a failed write) is settled by the
+// quiesce plan with every finished call's own result; only a call still running is answered
+// interrupted.
 func (a *Agent) runBatch(ctx context.Context, calls []tool.Call) error {
 	st := a.sess.Snapshot()
 	turn := st.Newest()

@@ -87,8 +87,8 @@ func AwaitGone(pids []int, within time.Duration) {
 // by signal n) and true, or false where the kernel's answer does not say.
 func AwaitExit(pid int) (status int, known bool) {
 	var info unix.Siginfo
-	var err error
-	for err = unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err == unix.EINTR; {
+	var err error = unix.EINTR
+	for err == unix.EINTR {
 		err = unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
 	}
 	if err != nil || info.Signo != int32(unix.SIGCHLD) {

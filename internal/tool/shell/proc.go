@@ -265,7 +265,7 @@ func (p *proc) watch() {
 	early := false
 	select {
 	case <-p.ended:
-		early = p.direct && p.statusKnown
+		early = p.statusKnown // set for a direct shell only
 	default:
 	}
 	p.lastKill()

@@ -92,8 +92,8 @@ type Tool struct {
 	mu  sync.Mutex
 	dir string
 
-	// The spare shell (spare.go): spares is false when commands do not start directly.
-	spares     bool
+	// The spare shell (spare.go), for commands that start directly (direct).
+	direct     bool
 	spareMu    sync.Mutex // held while a spare is started, so a call waits for it rather than start another
 	spare      *proc
 	spareTimer *time.Timer
@@ -135,7 +135,7 @@ func New(root string, opts Options) (*Tool, error) {
 		opts.TailBytes = 16 << 10
 	}
 	return &Tool{root: abs, bash: bash, env: withoutSecrets(opts.Env), opts: opts, ctl: defaultControl, dir: abs,
-		spares: !opts.Sandbox.Contains() || opts.Sandbox.Holds()}, nil
+		direct: !opts.Sandbox.Contains() || opts.Sandbox.Holds()}, nil
 }
 
 func withoutSecrets(env []string) []string {
@@ -215,7 +215,7 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	out := newCapture(t.opts.HeadBytes, t.opts.TailBytes)
 	out.live = tool.LiveOutput(ctx)
 	p, err := t.start(dir, a.Command, out)
-	go t.refill() // beside the command: started as the call returns, it took the processor from the next request
+	go t.refill() // beside the command: started as the call returns, it takes the processor from the next request
 	var unsupported *sandbox.UnsupportedError
 	var launch *sandbox.LaunchError
 	if errors.As(err, &unsupported) {

@@ -10,8 +10,8 @@ import (
 // A spare is a shell started ahead of the Tool's next call: held on the lifeline, confined by the
 // sandbox, parked at its gate with bash's start-up (its exec, its dynamic linking, its locale)
 // already paid, so that the call only writes its command and opens the gate (see directScript).
-// A call that takes the spare starts the next one as it returns, while the model thinks; a call
-// that finds none starts its shell as before. Only commands that start directly have spares:
+// A call that takes the spare starts the next one beside its command; a call that finds none
+// starts its shell as before. Only commands that start directly have spares:
 // under a sandbox that contains each command in a PID namespace of its own, the namespace is the
 // command's and starts with it.
 //
@@ -32,21 +32,11 @@ var (
 )
 
 // take returns a shell for a command to begin: the Tool's spare, if it has one, waiting for one
-// being started if need be, or nil.
+// being started if need be, or nil. (One that died waiting is found out by begin.)
 func (t *Tool) take() *proc {
 	t.spareMu.Lock()
 	defer t.spareMu.Unlock()
-	p := t.forget()
-	if p == nil {
-		return nil
-	}
-	select {
-	case <-p.ended: // it died waiting (someone killed it): its life ends here
-		p.discard(nil)
-		return nil
-	default:
-		return p
-	}
+	return t.forget()
 }
 
 // forget takes the Tool's spare from it and from the count, and returns it. t.spareMu is held.
@@ -68,7 +58,7 @@ func (t *Tool) forget() *proc {
 
 // refill starts a spare for the Tool's next call, unless it has one or is closed.
 func (t *Tool) refill() {
-	if !t.spares {
+	if !t.direct {
 		return
 	}
 	t.spareMu.Lock()
