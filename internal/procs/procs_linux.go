@@ -85,18 +85,64 @@ func AwaitGone(pids []int, within time.Duration) {
 // AwaitExit returns once pid, a child of this process, has exited, leaving it to be reaped. It
 // returns the child's exit status as a shell counts it (its exit code, or 128+n for a child killed
 // by signal n) and true, or false where the kernel's answer does not say.
+//
+// It waits in Go's network poller, on a pidfd, which becomes readable when its process exits: the
+// goroutine is parked, not a thread held in a blocking wait, so while commands run no processor
+// sits in a system call and the runtime's monitor can rest, and the exit wakes whichever thread
+// polls rather than one kept for it. Without pidfds (Linux before 5.3) it blocks in waitid.
 func AwaitExit(pid int) (status int, known bool) {
 	var info unix.Siginfo
-	var err error = unix.EINTR
-	for err == unix.EINTR {
-		err = unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+	if !pollExit(pid, &info) {
+		var err error = unix.EINTR
+		for err == unix.EINTR {
+			err = unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		}
+		if err != nil {
+			return 0, false
+		}
 	}
-	if err != nil || info.Signo != int32(unix.SIGCHLD) {
+	return exitStatus(pid, &info)
+}
+
+// pollExit waits for pid's exit on a pidfd in the network poller and fills info as waitid does.
+// It returns false, having waited for nothing, when it cannot: the caller then blocks in waitid.
+func pollExit(pid int, info *unix.Siginfo) bool {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), "pidfd") // non-blocking, so it joins the poller
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	polled := false
+	err = rc.Read(func(fd uintptr) bool {
+		polled = true
+		*info = unix.Siginfo{}
+		for {
+			err := unix.Waitid(unix.P_PID, pid, info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err != nil:
+				return true // no such child: the caller's waitid says so
+			}
+			return info.Signo != 0 // zero: it has not exited yet; wait for the pidfd again
+		}
+	})
+	return err == nil && polled && info.Signo != 0
+}
+
+// exitStatus reads the status of pid's exit from what waitid filled in.
+func exitStatus(pid int, info *unix.Siginfo) (int, bool) {
+	if info.Signo != int32(unix.SIGCHLD) {
 		return 0, false
 	}
 	// For SIGCHLD the union after the header holds si_pid, si_uid and si_status (linux's
 	// siginfo_t: three ints of header, padding to 8 on 64-bit, then the union).
-	raw := (*[unsafe.Sizeof(info)]byte)(unsafe.Pointer(&info))
+	raw := (*[unsafe.Sizeof(*info)]byte)(unsafe.Pointer(info))
 	off := unsafe.Sizeof(uintptr(0)) * 2 // the header: signo, errno, code, padded
 	if unsafe.Sizeof(uintptr(0)) == 4 {
 		off = 12

@@ -208,3 +208,20 @@ func TestAwaitExit(t *testing.T) {
 		t.Errorf("Wait after AwaitExit: %v; want the child's death by SIGTERM", err)
 	}
 }
+
+// TestAwaitExitNotAChild: a pid that is not this process's child is answered at once, unknown.
+func TestAwaitExitNotAChild(t *testing.T) {
+	done := make(chan bool, 1)
+	go func() {
+		_, known := AwaitExit(os.Getppid())
+		done <- known
+	}()
+	select {
+	case known := <-done:
+		if known {
+			t.Error("AwaitExit of this process's parent said it knew an exit status")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("AwaitExit of a pid that is not a child waited")
+	}
+}

@@ -107,17 +107,16 @@ func spawnDirect(bash, dir string, env []string, grace time.Duration, c control,
 	p.cmd = cmd
 
 	// Linux sends the parent-death signal when the thread that forked the child exits, not the
-	// process; Go may retire a thread. So the fork and the waits happen on one locked thread that
-	// outlives the shell (or, held, on the sandbox's confined thread, which lives as long as rein).
+	// process; Go may retire a thread. So the fork happens on a locked thread kept until the shell
+	// is reaped (or, held, on the sandbox's confined thread, which lives as long as rein). The wait
+	// for its exit is a parked goroutine (procs.AwaitExit), on no thread of its own.
 	started := make(chan error, 1)
 	go func() {
 		var err error
 		if held {
 			p.cg, err = box.Start(cmd)
 		} else {
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			err = cmd.Start()
+			err = startLocked(cmd, p.exited)
 		}
 		if err != nil {
 			started <- err
@@ -148,6 +147,21 @@ func spawnDirect(bash, dir string, env []string, grace time.Duration, c control,
 		return nil, err
 	}
 	return p, nil
+}
+
+// startLocked starts cmd from a thread locked to a goroutine that keeps it until reaped closes.
+func startLocked(cmd *exec.Cmd, reaped <-chan struct{}) error {
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := cmd.Start()
+		started <- err
+		if err == nil {
+			<-reaped
+		}
+	}()
+	return <-started
 }
 
 // errGone is begin's error when the shell waiting at the gate is gone: nothing of the command ran.

@@ -283,6 +283,9 @@ func (p *proc) watch() {
 	}
 	p.rep = p.report()
 	close(p.reported)
+	// Run, readied by the report, takes this processor now rather than after the reaping's
+	// system calls below (or on another thread, woken for it).
+	runtime.Gosched()
 	if early {
 		p.letGo()
 		<-p.exited
@@ -375,6 +378,9 @@ func (p *proc) awaitGroup() {
 	}
 }
 
+// readBuffers keeps the output readers' buffers between commands.
+var readBuffers = sync.Pool{New: func() any { return new([32 << 10]byte) }}
+
 // read copies the output pipe into out until end of file. Each chunk moves under outMu, so that
 // catchUp can take in what the pipe holds knowing no byte is in flight.
 func (p *proc) read() {
@@ -383,11 +389,12 @@ func (p *proc) read() {
 	if err != nil {
 		return
 	}
-	buf := make([]byte, 32<<10)
+	buf := readBuffers.Get().(*[32 << 10]byte)
+	defer readBuffers.Put(buf)
 	rc.Read(func(fd uintptr) bool {
 		for {
 			p.outMu.Lock()
-			n, err := unix.Read(int(fd), buf)
+			n, err := unix.Read(int(fd), buf[:])
 			if n > 0 {
 				p.out.Write(buf[:n])
 			}

@@ -238,7 +238,7 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	defer timer.Stop()
 	timedOut := false
 	select {
-	case <-p.ended:
+	case <-p.reported:
 		return t.finished(p, note)
 	case <-timer.C:
 		timedOut = true // what came first decides the outcome, whatever comes next
