@@ -10,19 +10,6 @@ import (
 	"github.com/reinhq/rein/internal/record"
 )
 
-// The Chat Completions request, as rein writes it. Field order is the order of the bytes.
-type chatRequest struct {
-	Model               string         `json:"model"`
-	Messages            []chatMessage  `json:"messages"`
-	Tools               []chatTool     `json:"tools,omitempty"`
-	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
-	MaxTokens           int            `json:"max_tokens,omitempty"`
-	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
-	Reasoning           *chatReasoning `json:"reasoning,omitempty"`
-	Stream              bool           `json:"stream"`
-	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
-}
-
 // chatReasoning is OpenRouter's reasoning setting: an effort or a budget in tokens, not both.
 type chatReasoning struct {
 	Effort    string `json:"effort,omitempty"`
@@ -79,14 +66,54 @@ func EncodeChat(req provider.Request) ([]byte, error) {
 	return Compat{}.EncodeChat(req)
 }
 
-// EncodeChat renders req as EncodeChat does, adapted to the servers c describes.
+// EncodeChat renders req as EncodeChat does, adapted to the servers c describes. With req.Memo,
+// the messages its last request sent the same are taken from it as they were (listBody).
 func (c Compat) EncodeChat(req provider.Request) ([]byte, error) {
-	w := chatRequest{
-		Model:         req.Model,
-		Messages:      make([]chatMessage, 0, len(req.Messages)+1),
-		Stream:        true,
-		StreamOptions: &streamOptions{IncludeUsage: true},
+	open, close := c.chatFields(req)
+	l := listBody{open: open, name: "messages", close: close, format: "chat"}
+	if req.System != "" {
+		l.fixed = []any{chatMessage{Role: "system", Content: req.System}}
+		l.format = "chat after a system message"
 	}
+	var scratch []chatMessage
+	return l.encode(req.Messages, req.Memo, nil, func(out []any, i int, m record.Message) ([]any, error) {
+		var err error
+		switch m.Role {
+		case record.User:
+			scratch, err = appendChatUser(scratch[:0], m)
+		case record.Assistant:
+			scratch, err = appendChatAssistant(scratch[:0], m)
+		default:
+			err = fmt.Errorf("unknown role %q", m.Role)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("encode chat message %d: %w", i, err)
+		}
+		for _, wm := range scratch {
+			out = append(out, wm)
+		}
+		return out, nil
+	})
+}
+
+// chatOpen and chatClose are the fields of a Chat request before its messages and after them.
+type chatOpen struct {
+	Model string `json:"model"`
+}
+
+type chatClose struct {
+	Tools               []chatTool     `json:"tools,omitempty"`
+	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
+	MaxTokens           int            `json:"max_tokens,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	Reasoning           *chatReasoning `json:"reasoning,omitempty"`
+	Stream              bool           `json:"stream"`
+	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+}
+
+// chatFields renders the fields of req's Chat request besides its messages.
+func (c Compat) chatFields(req provider.Request) (chatOpen, chatClose) {
+	w := chatClose{Stream: true, StreamOptions: &streamOptions{IncludeUsage: true}}
 	if c.MaxTokens {
 		w.MaxTokens = req.MaxTokens
 	} else {
@@ -102,29 +129,12 @@ func (c Compat) EncodeChat(req provider.Request) ([]byte, error) {
 	case req.Thinking > 0:
 		w.ReasoningEffort = effort(req.Thinking)
 	}
-	if req.System != "" {
-		w.Messages = append(w.Messages, chatMessage{Role: "system", Content: req.System})
-	}
-	for i, m := range req.Messages {
-		var err error
-		switch m.Role {
-		case record.User:
-			w.Messages, err = appendChatUser(w.Messages, m)
-		case record.Assistant:
-			w.Messages, err = appendChatAssistant(w.Messages, m)
-		default:
-			err = fmt.Errorf("unknown role %q", m.Role)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("encode chat message %d: %w", i, err)
-		}
-	}
 	for _, t := range req.Tools {
 		w.Tools = append(w.Tools, chatTool{Type: "function", Function: chatFunction{
 			Name: t.Name, Description: t.Description, Parameters: t.Schema,
 		}})
 	}
-	return marshal(w)
+	return chatOpen{Model: req.Model}, w
 }
 
 // appendChatUser renders a user message: each tool result as its own tool message, first, then

@@ -3,18 +3,23 @@ package openai
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/internal/provider"
 	"github.com/reinhq/rein/internal/record"
 )
 
-// The Responses request, as rein writes it. Field order is the order of the bytes. Input holds
-// respItem values and, for reasoning sent back, the items as received (json.RawMessage).
-type respRequest struct {
-	Model           string         `json:"model"`
-	Instructions    string         `json:"instructions,omitempty"`
-	Input           []any          `json:"input"`
+// respOpen and respClose are the fields of a Responses request before its input and after it.
+// The input holds respItem values and, for reasoning sent back, the items as received
+// (json.RawMessage).
+type respOpen struct {
+	Model        string `json:"model"`
+	Instructions string `json:"instructions,omitempty"`
+}
+
+type respClose struct {
 	Tools           []any          `json:"tools,omitempty"`
 	MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
 	Reasoning       *respReasoning `json:"reasoning,omitempty"`
@@ -82,13 +87,33 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 // where they stood, byte for byte; any other thinking is dropped (see the package doc). The same
 // request always encodes to the same bytes.
 func EncodeResponses(req provider.Request) ([]byte, error) {
-	w := respRequest{
-		Model:           req.Model,
-		Instructions:    req.System,
-		Input:           make([]any, 0, len(req.Messages)+len(req.Messages)/2),
-		MaxOutputTokens: req.MaxTokens,
-		Stream:          true,
-	}
+	w := respFields(req)
+	// Calls of a tool offered free-form go as custom tool calls, and their results as custom tool
+	// call outputs; any other call (one made before a fork, say) stays a function call. Which
+	// tools are offered so is part of what a message's items depend on.
+	c := customCalls{tools: provider.Freeform(req.Tools)}
+	l := listBody{open: respOpen{Model: req.Model, Instructions: req.System}, name: "input", close: w, format: c.format()}
+	return l.encode(req.Messages, req.Memo, func(same int) { c.skipped(req.Messages[:same], req.Messages[same:]) },
+		func(out []any, i int, m record.Message) ([]any, error) {
+			var err error
+			switch m.Role {
+			case record.User:
+				out, err = appendRespUser(out, m, &c)
+			case record.Assistant:
+				out, err = appendRespAssistant(out, m, &c)
+			default:
+				err = fmt.Errorf("unknown role %q", m.Role)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("encode responses message %d: %w", i, err)
+			}
+			return out, nil
+		})
+}
+
+// respFields renders the fields of req's Responses request after its input.
+func respFields(req provider.Request) respClose {
+	w := respClose{MaxOutputTokens: req.MaxTokens, Stream: true}
 	switch {
 	case req.Effort != "":
 		w.Reasoning = &respReasoning{Effort: req.Effort, Summary: "auto"}
@@ -97,23 +122,6 @@ func EncodeResponses(req provider.Request) ([]byte, error) {
 	}
 	if w.Reasoning != nil || ReasoningModel(req.Model) {
 		w.Include = []string{"reasoning.encrypted_content"}
-	}
-	// Calls of a tool offered free-form go as custom tool calls, and their results as custom tool
-	// call outputs; any other call (one made before a fork, say) stays a function call.
-	c := customCalls{tools: provider.Freeform(req.Tools)}
-	for i, m := range req.Messages {
-		var err error
-		switch m.Role {
-		case record.User:
-			w.Input, err = appendRespUser(w.Input, m, &c)
-		case record.Assistant:
-			w.Input, err = appendRespAssistant(w.Input, m, &c)
-		default:
-			err = fmt.Errorf("unknown role %q", m.Role)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("encode responses message %d: %w", i, err)
-		}
 	}
 	if req.WebSearch {
 		w.Tools = append(w.Tools, webSearchTool)
@@ -130,7 +138,7 @@ func EncodeResponses(req provider.Request) ([]byte, error) {
 		}
 		w.Tools = append(w.Tools, respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: schema})
 	}
-	return marshal(w)
+	return w
 }
 
 // ReasoningModel reports whether model is one of OpenAI's reasoning models (the o-series and
@@ -268,6 +276,39 @@ func followed(rest []record.Part) bool {
 type customCalls struct {
 	tools map[string]bool
 	ids   map[string]bool
+}
+
+// format names, for a provider.Memo, the messages' encoding with these tools offered free-form.
+func (c *customCalls) format() string {
+	names := slices.Sorted(maps.Keys(c.tools))
+	return "responses, free-form: " + strings.Join(names, "\x00")
+}
+
+// skipped learns, of the messages memo holds (which are not rendered), the calls that the results
+// in rest answer and that went as custom tool calls: rendering rest needs to know them. A call
+// id made more than once counts as custom if any of its calls went so, as rendering every message
+// would count it.
+func (c *customCalls) skipped(memo, rest []record.Message) {
+	if len(c.tools) == 0 || len(memo) == 0 {
+		return
+	}
+	want := map[string]bool{}
+	for _, m := range rest {
+		for _, p := range m.Parts {
+			if p.Type == record.PartToolResult {
+				want[p.CallID] = true
+			}
+		}
+	}
+	for i := len(memo) - 1; i >= 0 && len(want) > 0; i-- {
+		for _, p := range memo[i].Parts {
+			if p.Type == record.PartToolCall && want[p.CallID] && c.tools[p.Name] {
+				if _, ok := c.custom(p); ok {
+					delete(want, p.CallID)
+				}
+			}
+		}
+	}
 }
 
 // custom reports whether call p goes as a custom tool call, and its input.
