@@ -104,6 +104,7 @@ type Agent struct {
 	// memo keeps the conversation's message encodings from one request to the next, so a request
 	// encodes only what changed (provider.Memo).
 	memo  *provider.Memo
+	sent  []byte    // the last request's body, which recycle hands to memo once a later one is judged
 	hooks *hook.Set // cfg.Hooks bound to the session, or nil
 
 	mu       sync.Mutex
@@ -296,6 +297,9 @@ func (a *Agent) exchange(body func() (string, error)) (out Outcome) {
 			out.Err = err
 		}
 		out.Withdrawn = a.takePending()
+		// A resting conversation keeps no spare body (recycle).
+		a.memo.Recycle(nil)
+		a.sent = nil
 		if !a.sess.Snapshot().IsReady() && out.Err == nil {
 			out.Err = errors.New("the exchange ended with tool results still owed (a harness bug)")
 		}
@@ -481,6 +485,7 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 		return provider.Reply{}, errors.New(msg)
 	}
 	a.mark(MarkValidated)
+	a.recycle(body)
 	attempt := 1
 	if err := a.sess.Append(&record.TurnStarted{Attempt: attempt}); err != nil {
 		return provider.Reply{}, err
@@ -506,6 +511,18 @@ func (a *Agent) request(ctx context.Context, turns int) (provider.Reply, error) 
 		}
 	}
 	return reply, err
+}
+
+// recycle gives the memo the body the last request went out in, to write a later one over, now
+// that body has passed the validator: the validator and the memo hold body and not it, and the
+// client's Send, which returned, reads a body only until it returns (a BodyReleaser; with any
+// other client nothing is recycled).
+func (a *Agent) recycle(body []byte) {
+	if _, ok := a.cfg.Client.(provider.BodyReleaser); !ok {
+		return
+	}
+	a.memo.Recycle(a.sent)
+	a.sent = body
 }
 
 func (a *Agent) publishStream(e provider.Event) {

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/fsys"
@@ -84,7 +85,13 @@ type wire struct {
 	onValidate func(size int, took time.Duration)
 	// refuse, when set, judges each request instead of the client's validator.
 	refuse func(body []byte) *provider.Violation
+	// arrays holds where each body sent began in memory (TestBodiesRecycled).
+	arrays []*byte
 }
+
+// ReleasesBody: the spy keeps no body past Send, and every format's client reads one only until
+// its Send returns, so the agent recycles bodies under every harness test.
+func (w *wire) ReleasesBody() {}
 
 func (w *wire) Encode(req provider.Request) ([]byte, error) {
 	if w.onEncode != nil {
@@ -132,6 +139,9 @@ func (w *wire) Send(ctx context.Context, body []byte, on func(provider.Event)) (
 	if w.beforeSend != nil {
 		w.beforeSend()
 	}
+	w.mu.Lock()
+	w.arrays = append(w.arrays, unsafe.SliceData(body))
+	w.mu.Unlock()
 	start := time.Now()
 	r, err := w.Model.Send(ctx, body, on)
 	if w.onSend != nil {

@@ -65,6 +65,7 @@ func BenchmarkRequest(b *testing.B) {
 			l.prompt("keep going")
 			out := strings.Repeat("output line\n", 20)
 			memo := &provider.Memo{} // as the agent keeps one per conversation
+			var last []byte          // the last body, given back once the next is built, as the agent does
 			times := make([]time.Duration, 0, b.N)
 			var stepped, encoding time.Duration
 			var size int
@@ -87,6 +88,8 @@ func BenchmarkRequest(b *testing.B) {
 					b.Fatal(err)
 				}
 				end := time.Now()
+				memo.Recycle(last)
+				last = body
 				stepped += rendered.Sub(start)
 				encoding += end.Sub(rendered)
 				times = append(times, end.Sub(start))

@@ -3,6 +3,7 @@ package provider
 import (
 	"hash/maphash"
 	"math/bits"
+	"unsafe"
 
 	"github.com/reinhq/rein/internal/record"
 )
@@ -27,6 +28,46 @@ type Memo struct {
 	ends   []int     // ends[i]: where message i's bytes end in run
 	sent   []int     // sent[i]: how many of messages 0..i the encoder sent (it drops some)
 	run    []byte
+	spare  []byte // a body no one reads any more, for the next request to be written in (Recycle)
+}
+
+// Recycle gives the Memo a request body that no one reads any more — not the transport (the
+// Model is a BodyReleaser and its Send has returned), not a validator (it has judged a later
+// body) — for the next request to be written over (Buffer): at ten thousand turns a body is
+// megabytes, and a new one each request is most of what building it allocates. The Memo keeps
+// at most one, and never one its own run of messages lives in. Nil drops the one it keeps.
+func (m *Memo) Recycle(body []byte) {
+	if m == nil {
+		return
+	}
+	if body != nil && overlaps(body, m.run) {
+		return
+	}
+	m.spare = body
+}
+
+// Buffer returns an empty buffer with room for n bytes: the body Recycle gave, if it has the
+// room, else a new one with room to spare, so that as a conversation grows the body recycled
+// after the next request still holds the one after.
+func (m *Memo) Buffer(n int) []byte {
+	if m == nil {
+		return make([]byte, 0, n)
+	}
+	if cap(m.spare) >= n {
+		b := m.spare[:0]
+		m.spare = nil
+		return b
+	}
+	return make([]byte, 0, n+n/4)
+}
+
+// overlaps reports whether a and b share any byte of their backing arrays (to their capacities).
+func overlaps(a, b []byte) bool {
+	if cap(a) == 0 || cap(b) == 0 {
+		return false
+	}
+	a0, b0 := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return a0 < b0+uintptr(cap(b)) && b0 < a0+uintptr(cap(a))
 }
 
 // MemoKey is a message's key in a Memo: the digest of what its encoding depends on.

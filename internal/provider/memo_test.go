@@ -103,3 +103,39 @@ func TestMemoRun(t *testing.T) {
 		t.Error("a nil memo reused something")
 	}
 }
+
+// TestMemoRecycle: Buffer hands out the body Recycle gave when it has the room, and never one the
+// memo's own run lives in (an encoder reads the run while it writes the buffer); nil drops it.
+func TestMemoRecycle(t *testing.T) {
+	m := &Memo{}
+	msgs := []record.Message{{Role: record.User, Parts: []record.Part{{Text: "a"}}}}
+	body := append(make([]byte, 0, 64), `{"head":1,"messages":[a]}`...)
+	r := m.Start("f", msgs)
+	r.Mark(1, 1)
+	r.Finish(body[len(`{"head":1,"messages":[`) : len(body)-2])
+	m.Recycle(body)
+	if b := m.Buffer(8); overlaps(b, body) {
+		t.Fatal("Buffer handed out the body the memo's run lives in")
+	}
+	other := make([]byte, 10, 100)
+	m.Recycle(other)
+	if b := m.Buffer(200); overlaps(b, other) {
+		t.Error("Buffer handed out a body without the room asked for")
+	}
+	if b := m.Buffer(100); !overlaps(b, other) || len(b) != 0 {
+		t.Error("Buffer did not hand out the body recycled, emptied")
+	}
+	if b := m.Buffer(1); overlaps(b, other) {
+		t.Error("Buffer handed out the same body twice")
+	}
+	m.Recycle(other)
+	m.Recycle(nil)
+	if b := m.Buffer(1); overlaps(b, other) {
+		t.Error("Recycle(nil) kept the body")
+	}
+	var none *Memo
+	none.Recycle(other)
+	if b := none.Buffer(5); cap(b) < 5 {
+		t.Error("a nil memo's Buffer has no room")
+	}
+}

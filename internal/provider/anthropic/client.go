@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -62,6 +61,9 @@ func New(cfg Config) *Client {
 	return c
 }
 
+// ReleasesBody says that Send reads its body only until it returns (provider.BodyReleaser).
+func (c *Client) ReleasesBody() {}
+
 // Encode is the package's Encode: the exact bytes of req.
 func (c *Client) Encode(req provider.Request) ([]byte, error) { return Encode(req) }
 
@@ -76,10 +78,13 @@ func (c *Client) Validate(body []byte) *provider.Violation { return Validate(bod
 // event from the stream, a stream cut before message_stop (network), or a cancelled ctx, which
 // ends the stream at once (cancelled, StopReason StopCancelled, the partial reply kept).
 func (c *Client) Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error) {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, nil)
 	if err != nil {
 		return provider.Reply{}, &provider.Error{Class: provider.InvalidRequest, Message: err.Error(), Err: err}
 	}
+	b := provider.NewBody(body) // read only until Send returns: the bytes are the caller's again
+	b.Attach(hreq)
+	defer b.Fence()
 	for k, vs := range c.headers {
 		hreq.Header[k] = vs
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/provider/providertest"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -197,5 +198,27 @@ func TestClientRetriesThroughPolicy(t *testing.T) {
 	}
 	if len(waits) != 2 || waits[0].Err.Class != provider.Overloaded || waits[1].Err.Class != provider.Network || restarts != 1 {
 		t.Fatalf("waits %+v restarts %d, want overloaded then network, one restart", waits, restarts)
+	}
+}
+
+// TestClientLetsGoOfBody: once Send returns, the request's body can no longer be read — not by
+// the reader the transport was given, nor by one it got again to retry — though a transport may
+// go on reading a body after the response arrived (a server that answered before reading it
+// all): the bytes are the caller's to write over (provider.BodyReleaser).
+func TestClientLetsGoOfBody(t *testing.T) {
+	stream, err := os.ReadFile("testdata/text.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &providertest.KeptBodies{Stream: stream}
+	var c provider.Model = New(Config{BaseURL: "http://rein.invalid", APIKey: "k", HTTPClient: &http.Client{Transport: rt}})
+	if _, ok := c.(provider.BodyReleaser); !ok {
+		t.Fatal("the client does not say it lets go of the body")
+	}
+	if _, err := c.Send(t.Context(), []byte("hello"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Readable(); err != nil {
+		t.Errorf("after Send returned, %v", err)
 	}
 }

@@ -148,11 +148,13 @@ func encodeStreaming(req provider.Request) ([]byte, bool) {
 	if err != nil || len(w.Messages) < 2 {
 		return nil, false
 	}
-	dst := appendHead(make([]byte, 0, requestSizeHint(req)), w)
 	// The messages the last request sent the same come from the memo, as they were.
 	memo := req.Memo.Start(memoFormat, req.Messages[:cut])
-	runStart := len(dst)
 	run, n := memo.Run()
+	rest := req
+	rest.Messages = req.Messages[memo.Same():]
+	dst := appendHead(req.Memo.Buffer(len(run)+requestSizeHint(rest)), w)
+	runStart := len(dst)
 	dst = append(dst, run...)
 	for i := memo.Same(); i < cut; i++ {
 		m := req.Messages[i]

@@ -30,6 +30,9 @@ func (m *Chat) Encode(req provider.Request) ([]byte, error) { return m.compat.En
 // Validate is ValidateChat: the first rule body breaks, or nil.
 func (m *Chat) Validate(body []byte) *provider.Violation { return ValidateChat(body) }
 
+// ReleasesBody says that Send reads its body only until it returns (provider.BodyReleaser).
+func (m *Chat) ReleasesBody() {}
+
 // Send posts body, a request already encoded (and validated), exactly as given, and decodes the
 // streamed reply. on receives live events in order and may be nil.
 func (m *Chat) Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error) {

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,11 +88,14 @@ func newClient(cfg Config, path string) client {
 // what arrived and a *provider.Error. A cancelled ctx ends it at once: the response body is
 // closed from outside so that a blocked read returns.
 func (c client) send(ctx context.Context, body []byte, d streamDecoder) (provider.Reply, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, nil)
 	if err != nil {
 		return provider.Reply{}, &provider.Error{Class: provider.InvalidRequest,
 			Message: fmt.Sprintf("build request: %v", err), Err: err}
 	}
+	b := provider.NewBody(body) // read only until send returns: the bytes are the caller's again
+	b.Attach(req)
+	defer b.Fence()
 	for k, vs := range c.headers {
 		for _, v := range vs {
 			req.Header.Add(k, v)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/provider/providertest"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -194,5 +195,33 @@ func TestCancelBeforeSending(t *testing.T) {
 	var pe *provider.Error
 	if !errors.As(err, &pe) || pe.Class != provider.Cancelled || pe.Partial {
 		t.Fatalf("err = %#v, want cancelled, not partial", err)
+	}
+}
+
+// TestClientsLetGoOfBody: once Send returns, the request's body can no longer be read (see the
+// anthropic package's TestClientLetsGoOfBody).
+func TestClientsLetGoOfBody(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		new  func(Config) provider.Model
+	}{
+		{"chat/text.sse", func(c Config) provider.Model { return NewChat(c) }},
+		{"responses/text.sse", func(c Config) provider.Model { return NewResponses(c) }},
+	} {
+		stream, err := os.ReadFile(filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt := &providertest.KeptBodies{Stream: stream}
+		c := tc.new(Config{BaseURL: "http://rein.invalid/v1", APIKey: "k", HTTPClient: &http.Client{Transport: rt}})
+		if _, ok := c.(provider.BodyReleaser); !ok {
+			t.Fatalf("%s: the client does not say it lets go of the body", tc.file)
+		}
+		if _, err := c.Send(t.Context(), []byte("hello"), nil); err != nil {
+			t.Fatalf("%s: %v", tc.file, err)
+		}
+		if err := rt.Readable(); err != nil {
+			t.Errorf("%s: after Send returned, %v", tc.file, err)
+		}
 	}
 }

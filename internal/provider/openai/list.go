@@ -60,7 +60,7 @@ func (l *listBody) encode(msgs []record.Message, memo *provider.Memo, skip func(
 	// where the whole request's marshalling meets it, after the items'.
 	close, closeErr := jw.marshal(nil, l.close)
 	memoed, sent := run.Run()
-	dst := make([]byte, 0, len(open)+len(memoed)+text+text/8+256*(len(items)+len(l.fixed))+len(close)+len(l.name)+8)
+	dst := memo.Buffer(len(open) + len(memoed) + text + text/8 + 256*(len(items)+len(l.fixed)) + len(close) + len(l.name) + 8)
 	dst = append(dst, open[:len(open)-1]...) // its closing brace: the list follows
 	dst = append(dst, `,"`...)
 	dst = append(dst, l.name...)

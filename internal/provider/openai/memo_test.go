@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/reinhq/rein/internal/provider"
+	"github.com/reinhq/rein/internal/provider/providertest"
 	"github.com/reinhq/rein/internal/record"
 )
 
@@ -116,12 +117,14 @@ func TestEncodeIsWhole(t *testing.T) {
 // TestMemoIsWhole: a conversation's requests encoded through one Memo are, byte for byte, what
 // they are whole — as the conversation grows, as its messages are changed in place (the same
 // backing arrays, other contents), dropped, repeated and reordered, as its system prompt and the
-// tools offered (free-form or not) change, and as requests that fail to encode come between.
+// tools offered (free-form or not) change, and as requests that fail to encode come between;
+// with each body given back to the memo as the agent gives it (providertest.HeldBody).
 func TestMemoIsWhole(t *testing.T) {
 	for _, e := range listEncoders {
 		t.Run(e.name, func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				memo := &provider.Memo{}
+				var held providertest.HeldBody
 				req := genRequest(t)
 				for step := range rapid.IntRange(1, 8).Draw(t, "requests") {
 					msgs := req.Messages
@@ -165,6 +168,9 @@ func TestMemoIsWhole(t *testing.T) {
 					got, gotErr := e.encode(req)
 					if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) || !bytes.Equal(got, want) {
 						t.Fatalf("request %d with the memo:\n%s (%v)\nwhole:\n%s (%v)", step, got, gotErr, want, wantErr)
+					}
+					if err := held.Next(memo, got, gotErr); err != nil {
+						t.Fatalf("request %d: %v", step, err)
 					}
 				}
 			})

@@ -28,6 +28,9 @@ func (m *Responses) Encode(req provider.Request) ([]byte, error) { return Encode
 // Validate is ValidateResponses: the first rule body breaks, or nil.
 func (m *Responses) Validate(body []byte) *provider.Violation { return ValidateResponses(body) }
 
+// ReleasesBody says that Send reads its body only until it returns (provider.BodyReleaser).
+func (m *Responses) ReleasesBody() {}
+
 // Send posts body, a request already encoded (and validated), exactly as given, and decodes the
 // streamed reply. on receives live events in order and may be nil.
 func (m *Responses) Send(ctx context.Context, body []byte, on func(provider.Event)) (provider.Reply, error) {

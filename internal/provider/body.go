@@ -1,0 +1,70 @@
+package provider
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+)
+
+// Body is a request body for Go's HTTP transport that is read only until Send returns. The
+// transport may go on reading a request's body after the response arrived (a server that
+// answered before reading all of it), on a goroutine of its own; once the body is fenced every
+// read fails, so the bytes are the caller's again the moment Send returns (BodyReleaser).
+type Body struct {
+	mu     sync.Mutex
+	data   []byte
+	fenced bool
+}
+
+// errFenced is what a fenced Body's readers return: the request is over.
+var errFenced = errors.New("the request body was read after its request ended")
+
+// NewBody returns a Body of data, which it does not copy.
+func NewBody(data []byte) *Body { return &Body{data: data} }
+
+// Attach makes b req's body, with its length, and the body the transport reads again when it
+// retries the request on a new connection.
+func (b *Body) Attach(req *http.Request) {
+	req.Body = b.reader()
+	req.ContentLength = int64(len(b.data))
+	req.GetBody = func() (io.ReadCloser, error) { return b.reader(), nil }
+}
+
+// Fence ends every read of b: those to come fail, and one under way has returned.
+func (b *Body) Fence() {
+	b.mu.Lock()
+	b.fenced = true
+	b.mu.Unlock()
+}
+
+func (b *Body) reader() io.ReadCloser { return &bodyReader{b: b} }
+
+type bodyReader struct {
+	b   *Body
+	off int
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	r.b.mu.Lock()
+	defer r.b.mu.Unlock()
+	if r.b.fenced {
+		return 0, errFenced
+	}
+	if r.off >= len(r.b.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b.data[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *bodyReader) Close() error { return nil }
+
+// BodyReleaser is the optional interface of a Model whose Send reads body only until it returns
+// (Body): its caller may then write over the bytes, to build the next request in them (Memo's
+// Recycle). A Model that keeps the bytes, as a test double that records what it was sent may,
+// does not implement it.
+type BodyReleaser interface {
+	ReleasesBody()
+}
