@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -15,8 +17,9 @@ import (
 // starts is in it, a daemon that left its process group (setsid) included, until Kill ends them
 // all at once. Nothing but the command's processes is ever in it.
 type Cgroup struct {
-	dir string
-	fd  *os.File // the directory, open while the command starts into it
+	dir  string
+	fd   *os.File // the directory, open while the command starts into it
+	kill *os.File // its cgroup.kill, opened with it: Kill, as a command ends, only writes
 }
 
 // cgroupSeq numbers the cgroups this process makes.
@@ -32,7 +35,9 @@ func CgroupRoot(parent string) string {
 // newCgroup makes an empty cgroup under this process's root in parent (made first if need be).
 func newCgroup(parent string) (*Cgroup, error) {
 	root := CgroupRoot(parent)
-	if err := os.Mkdir(root, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Mkdir(root, 0o755); err == nil {
+		sweep(parent)
+	} else if !errors.Is(err, os.ErrExist) {
 		return nil, fmt.Errorf("make rein's cgroup: %w", err)
 	}
 	dir := filepath.Join(root, fmt.Sprintf("c%d", cgroupSeq.Add(1)))
@@ -44,7 +49,34 @@ func newCgroup(parent string) (*Cgroup, error) {
 		syscall.Rmdir(dir)
 		return nil, fmt.Errorf("open the command's cgroup: %w", err)
 	}
-	return &Cgroup{dir: dir, fd: fd}, nil
+	kill, err := os.OpenFile(filepath.Join(dir, "cgroup.kill"), os.O_WRONLY, 0)
+	if err != nil {
+		fd.Close()
+		syscall.Rmdir(dir)
+		return nil, fmt.Errorf("open the command's cgroup.kill: %w", err)
+	}
+	return &Cgroup{dir: dir, fd: fd, kill: kill}, nil
+}
+
+// sweep removes from parent the roots of rein processes that are gone: one killed (SIGKILL
+// leaves no time to remove anything) leaves its root behind, empty once its commands' cgroups
+// are (its keeper kills them). Only an empty cgroup can be removed, so a root still holding a
+// command is left; a root whose pid is in use is not touched.
+func sweep(parent string) {
+	roots, _ := filepath.Glob(filepath.Join(parent, "rein-*"))
+	for _, root := range roots {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(root), "rein-"))
+		if err != nil || pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		kids, _ := os.ReadDir(root)
+		for _, k := range kids {
+			if k.IsDir() {
+				syscall.Rmdir(filepath.Join(root, k.Name()))
+			}
+		}
+		syscall.Rmdir(root)
+	}
 }
 
 // Path is the cgroup's directory, whose cgroup.kill ends every process in it.
@@ -53,12 +85,7 @@ func (c *Cgroup) Path() string { return c.dir }
 // Kill sends SIGKILL to every process in the cgroup, at once, by the kernel (cgroup.kill): none
 // can start another in between and escape.
 func (c *Cgroup) Kill() error {
-	f, err := os.OpenFile(filepath.Join(c.dir, "cgroup.kill"), os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("kill the command's cgroup: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Write([]byte("1")); err != nil {
+	if _, err := c.kill.Write([]byte("1")); err != nil {
 		return fmt.Errorf("kill the command's cgroup: %w", err)
 	}
 	return nil
@@ -75,6 +102,7 @@ func (c *Cgroup) Remove() {
 	if c.fd != nil {
 		c.fd.Close()
 	}
+	defer c.kill.Close()
 	if err := syscall.Rmdir(c.dir); err == nil || errors.Is(err, syscall.ENOENT) {
 		return
 	}

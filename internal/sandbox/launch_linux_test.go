@@ -113,3 +113,41 @@ func running(pid int) bool {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(f) > 0 && f[0] != "Z"
 }
+
+// TestSweepRoots: a rein process killed leaves its cgroup root behind; the next to make its own
+// removes the roots of processes that are gone, with their empty cgroups, and no other.
+func TestSweepRoots(t *testing.T) {
+	s := Check()
+	if s.Cgroups == "" {
+		t.Skip("this machine gives rein no cgroups")
+	}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	alive := exec.Command("sleep", "1000")
+	if err := alive.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { alive.Process.Kill(); alive.Wait() }()
+	dead, live := CgroupRoot(s.Cgroups), CgroupRoot(s.Cgroups)
+	dead = filepath.Join(filepath.Dir(dead), fmt.Sprintf("rein-%d", gone.Process.Pid))
+	live = filepath.Join(filepath.Dir(live), fmt.Sprintf("rein-%d", alive.Process.Pid))
+	for _, d := range []string{dead, filepath.Join(dead, "c1"), live, filepath.Join(live, "c1")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Skipf("cannot make cgroups here: %v", err)
+		}
+	}
+	defer func() {
+		for _, d := range []string{filepath.Join(live, "c1"), live, filepath.Join(dead, "c1"), dead} {
+			syscall.Rmdir(d)
+		}
+	}()
+	sweep(s.Cgroups)
+	if _, err := os.Stat(dead); !os.IsNotExist(err) {
+		t.Errorf("the root of a process that is gone is still there (%v)", err)
+	}
+	if _, err := os.Stat(filepath.Join(live, "c1")); err != nil {
+		t.Errorf("the root of a live process was touched: %v", err)
+	}
+}
