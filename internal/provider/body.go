@@ -26,6 +26,11 @@ func NewBody(data []byte) *Body { return &Body{data: data} }
 // Attach makes b req's body, with its length, and the body the transport reads again when it
 // retries the request on a new connection.
 func (b *Body) Attach(req *http.Request) {
+	if len(b.data) == 0 { // a reader with a length of 0 would be a body of unknown length
+		req.Body, req.ContentLength = http.NoBody, 0
+		req.GetBody = func() (io.ReadCloser, error) { return http.NoBody, nil }
+		return
+	}
 	req.Body = b.reader()
 	req.ContentLength = int64(len(b.data))
 	req.GetBody = func() (io.ReadCloser, error) { return b.reader(), nil }
