@@ -320,12 +320,17 @@ func (s *Session) write(syncAll bool, ps []record.Payload) error {
 	return s.writeMode(syncAll, false, ps)
 }
 
-// sync makes what was written durable, after the sync AppendBehind left running; wmu is held.
+// sync makes what was written durable, and waits for the sync AppendBehind left running, if
+// any; wmu is held. The two overlap: this one covers every line the other does (an fsync of the
+// file), so it need not wait to start; but only both succeeding says the lines are durable (the
+// kernel reports a failed write-back to one fsync only), so it returns after both, the earlier
+// one's failure first.
 func (s *Session) sync() error {
-	if err := s.awaitBehind(); err != nil {
-		return err
+	err := s.w.Sync()
+	if berr := s.awaitBehind(); berr != nil {
+		return berr
 	}
-	if err := s.w.Sync(); err != nil {
+	if err != nil {
 		return s.fail(err)
 	}
 	return nil
