@@ -17,7 +17,7 @@ func (s *Session) pointer(v *view, t fold.Turn) record.Pointer {
 	}
 	p := record.Pointer{File: s.path, Loci: make([]record.Locus, 0, len(t.Seqs))}
 	for _, seq := range t.Seqs {
-		p.Loci = append(p.Loci, v.loci[seq-1])
+		p.Loci = append(p.Loci, v.loci.at(seq))
 	}
 	return p
 }
@@ -96,10 +96,10 @@ func (s *Session) RecordsAfter(after int64) ([]record.Record, error) {
 	if after < 0 {
 		after = 0
 	}
-	if after >= int64(len(v.loci)) {
+	if after >= int64(v.loci.len()) {
 		return nil, nil
 	}
-	loci := v.loci[after:]
+	loci := v.loci.after(after)
 	lines, err := journal.ReadPointer(s.opts.FS, record.Pointer{File: s.path, Loci: loci})
 	if err != nil {
 		return nil, err

@@ -103,7 +103,7 @@ type Session struct {
 	wmu    sync.Mutex
 	st     *fold.State
 	w      Journal
-	loci   []record.Locus // loci[seq-1]; appended only, so a published prefix never changes
+	loci   loci // appended only, so a published view never changes
 	failed error
 	behind chan error // the sync AppendBehind left running, until a write awaits it; nil if none
 
@@ -135,13 +135,13 @@ type Live struct {
 // Neither ever changes.
 type view struct {
 	st   *fold.State
-	loci []record.Locus
+	loci loci
 }
 
 // publishState hands readers the state as the write path has just left it. The caller is the write
 // path (or a constructor).
 func (s *Session) publishState() {
-	s.published.Store(&view{st: s.st.Snapshot(), loci: s.loci[:len(s.loci):len(s.loci)]})
+	s.published.Store(&view{st: s.st.Snapshot(), loci: s.loci.view()})
 }
 
 func (s *Session) view() *view { return s.published.Load() }
@@ -180,7 +180,7 @@ func Create(dir string, opts Options, started *record.SessionStarted) (*Session,
 func Open(path string, opts Options) (*Session, journal.Report, error) {
 	opts = opts.withDefaults()
 	st := fold.New()
-	var loci []record.Locus
+	var at loci
 	blobs := journal.Blobs(opts.FS, path)
 	fw, rep, err := journal.Open(opts.FS, path, func(seq int64, line []byte, loc record.Locus) error {
 		r, err := record.DecodeWith(line, seq, blobs)
@@ -190,7 +190,7 @@ func Open(path string, opts Options) (*Session, journal.Report, error) {
 		if err := st.Step(r); err != nil {
 			return err
 		}
-		loci = append(loci, loc)
+		at.add(loc)
 		return nil
 	})
 	if err != nil {
@@ -206,7 +206,7 @@ func Open(path string, opts Options) (*Session, journal.Report, error) {
 		// session is still named by its directory.
 		id = filepath.Base(filepath.Dir(path))
 	}
-	s := &Session{opts: opts, id: id, path: path, st: st, w: w, loci: loci, subs: map[int]chan Update{}}
+	s := &Session{opts: opts, id: id, path: path, st: st, w: w, loci: at, subs: map[int]chan Update{}}
 	s.publishState()
 	return s, rep, nil
 }
@@ -218,7 +218,7 @@ func Open(path string, opts Options) (*Session, journal.Report, error) {
 func Load(path string, opts Options) (*Session, journal.Report, error) {
 	opts = opts.withDefaults()
 	st := fold.New()
-	var loci []record.Locus
+	var at loci
 	rep, err := journal.Inspect(opts.FS, path, func(seq int64, line []byte, loc record.Locus) error {
 		r, err := record.Decode(line, seq)
 		if err != nil {
@@ -227,7 +227,7 @@ func Load(path string, opts Options) (*Session, journal.Report, error) {
 		if err := st.Step(r); err != nil {
 			return err
 		}
-		loci = append(loci, loc)
+		at.add(loc)
 		return nil
 	})
 	if err != nil {
@@ -237,7 +237,7 @@ func Load(path string, opts Options) (*Session, journal.Report, error) {
 	if id == "" {
 		id = filepath.Base(filepath.Dir(path))
 	}
-	s := &Session{opts: opts, id: id, path: path, st: st, loci: loci, subs: map[int]chan Update{}}
+	s := &Session{opts: opts, id: id, path: path, st: st, loci: at, subs: map[int]chan Update{}}
 	s.publishState()
 	return s, rep, nil
 }
@@ -402,7 +402,7 @@ func (s *Session) writeMode(syncAll, behind bool, ps []record.Payload) error {
 			if err := s.st.Step(w.r); err != nil {
 				return s.fail(err)
 			}
-			s.loci = append(s.loci, w.loc)
+			s.loci.add(w.loc)
 			applied = append(applied, w.r)
 		}
 		pending, protocolPending = pending[:0], false
