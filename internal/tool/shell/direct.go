@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reinhq/rein/internal/procs"
@@ -106,17 +107,16 @@ func spawnDirect(bash, dir string, env []string, grace time.Duration, c control,
 	}
 	p.cmd = cmd
 
-	// Linux sends the parent-death signal when the thread that forked the child exits, not the
-	// process; Go may retire a thread. So the fork happens on a locked thread kept until the shell
-	// is reaped (or, held, on the sandbox's confined thread, which lives as long as rein). The wait
-	// for its exit is a parked goroutine (procs.AwaitExit), on no thread of its own.
+	// The fork happens on a thread that lives as long as rein (the launcher's, or, held, the
+	// sandbox's confined thread), for the parent-death signal; the wait for the shell's exit is a
+	// parked goroutine (procs.AwaitExit), on no thread of its own.
 	started := make(chan error, 1)
 	go func() {
 		var err error
 		if held {
 			p.cg, err = box.Start(cmd)
 		} else {
-			err = startLocked(cmd, p.exited)
+			err = startLaunched(cmd)
 		}
 		if err != nil {
 			started <- err
@@ -149,19 +149,35 @@ func spawnDirect(bash, dir string, env []string, grace time.Duration, c control,
 	return p, nil
 }
 
-// startLocked starts cmd from a thread locked to a goroutine that keeps it until reaped closes.
-func startLocked(cmd *exec.Cmd, reaped <-chan struct{}) error {
-	started := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		err := cmd.Start()
-		started <- err
-		if err == nil {
-			<-reaped
-		}
-	}()
-	return <-started
+// launcher starts, on one thread, the processes whose parent-death signal must not come while
+// rein lives: Linux sends it when the thread that forked the child exits, not the process, and Go
+// may retire a thread. The thread is locked to a goroutine that never returns, so it lives as
+// long as rein, and a thousand commands running hold no thread of theirs (a thread locked per
+// command until it was reaped did). (macOS has no such signal; there it is one more thread.)
+var launcher struct {
+	once   sync.Once
+	starts chan launch
+}
+
+type launch struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+// startLaunched starts cmd on the launcher's thread.
+func startLaunched(cmd *exec.Cmd) error {
+	launcher.once.Do(func() {
+		launcher.starts = make(chan launch)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the goroutine never returns
+			for l := range launcher.starts {
+				l.done <- l.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	launcher.starts <- launch{cmd, done}
+	return <-done
 }
 
 // errGone is begin's error when the shell waiting at the gate is gone: nothing of the command ran.

@@ -200,15 +200,11 @@ func startSupervised(bash, dir string, env []string, grace time.Duration, comman
 		}
 	}
 
-	// Linux sends the parent-death signal when the thread that forked the child exits, not the
-	// process; Go may retire a thread. So the fork and the waits happen on one locked thread that
-	// outlives the supervisor. (macOS has no such signal; there the lock is harmless, the thread
-	// blocking in AwaitExit either way.)
+	// The fork happens on the launcher's thread, which lives as long as rein, for the
+	// parent-death signal (see launcher).
 	started := make(chan error, 1)
 	go func() {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := cmd.Start(); err != nil {
+		if err := startLaunched(cmd); err != nil {
 			started <- err
 			return
 		}
