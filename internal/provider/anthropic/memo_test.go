@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -24,37 +23,7 @@ func TestMemoIsWhole(t *testing.T) {
 		var held providertest.HeldBody
 		var msgs []record.Message
 		for step := range rapid.IntRange(1, 8).Draw(t, "requests") {
-			switch op := rapid.IntRange(0, 5).Draw(t, fmt.Sprintf("op%d", step)); {
-			case op <= 1 || len(msgs) == 0: // the conversation grows
-				for range rapid.IntRange(1, 4).Draw(t, "grow") {
-					role := rapid.SampledFrom([]record.Role{record.User, record.Assistant}).Draw(t, "role")
-					msgs = append(msgs, record.Message{Role: role, Parts: genParts(t, role)})
-				}
-			case op == 2: // a message changed in place: same array, other contents
-				i := rapid.IntRange(0, len(msgs)-1).Draw(t, "changed")
-				if len(msgs[i].Parts) > 0 {
-					j := rapid.IntRange(0, len(msgs[i].Parts)-1).Draw(t, "part")
-					p := &msgs[i].Parts[j]
-					switch rapid.IntRange(0, 3).Draw(t, "field") {
-					case 0:
-						p.Text += rapid.SampledFrom([]string{"x", " ", "\n", "é"}).Draw(t, "more")
-					case 1:
-						p.Args = json.RawMessage(rapid.SampledFrom([]string{`{"a":2}`, `{}`, ``, `{bad`}).Draw(t, "args"))
-					case 2:
-						p.IsError = !p.IsError
-					case 3:
-						p.Signature = rapid.SampledFrom([]string{"", "sig2"}).Draw(t, "sig")
-					}
-				}
-			case op == 3 && len(msgs) > 1: // a message dropped (an eviction)
-				i := rapid.IntRange(0, len(msgs)-1).Draw(t, "dropped")
-				msgs = append(msgs[:i:i], msgs[i+1:]...)
-			case op == 4: // a message repeated
-				msgs = append(msgs, msgs[rapid.IntRange(0, len(msgs)-1).Draw(t, "repeated")])
-			default: // two messages swapped
-				i, j := rapid.IntRange(0, len(msgs)-1).Draw(t, "i"), rapid.IntRange(0, len(msgs)-1).Draw(t, "j")
-				msgs[i], msgs[j] = msgs[j], msgs[i]
-			}
+			msgs = providertest.Evolve(t, msgs, genParts)
 			// The system prompt changes now and then: the body's head with it.
 			system := rapid.SampledFrom([]string{"", "be brief", "a longer system prompt"}).Draw(t, fmt.Sprintf("system%d", step))
 			req := provider.Request{Model: "m", MaxTokens: 1024, System: system, Messages: msgs}

@@ -128,39 +128,13 @@ func TestMemoIsWhole(t *testing.T) {
 				req := genRequest(t)
 				for step := range rapid.IntRange(1, 8).Draw(t, "requests") {
 					msgs := req.Messages
-					switch op := rapid.IntRange(0, 7).Draw(t, fmt.Sprintf("op%d", step)); {
-					case op <= 1 || len(msgs) == 0: // the conversation grows
-						for range rapid.IntRange(1, 4).Draw(t, "grow") {
-							role := rapid.SampledFrom([]record.Role{record.User, record.Assistant}).Draw(t, "role")
-							msgs = append(msgs, record.Message{Role: role, Parts: genOpenAIParts(t, role)})
-						}
-					case op == 2: // a message changed in place: same array, other contents
-						i := rapid.IntRange(0, len(msgs)-1).Draw(t, "changed")
-						if len(msgs[i].Parts) > 0 {
-							p := &msgs[i].Parts[rapid.IntRange(0, len(msgs[i].Parts)-1).Draw(t, "part")]
-							switch rapid.IntRange(0, 3).Draw(t, "field") {
-							case 0:
-								p.Text += rapid.SampledFrom([]string{"x", " ", "\n", "é"}).Draw(t, "more")
-							case 1:
-								p.Args = json.RawMessage(rapid.SampledFrom([]string{`{"input":"x"}`, `{}`, ``, `{bad`}).Draw(t, "args"))
-							case 2:
-								p.Name = rapid.SampledFrom([]string{"shell", "apply_patch"}).Draw(t, "renamed")
-							case 3:
-								p.Data = rapid.SampledFrom([]string{"", `{"id":"rs_9"}`}).Draw(t, "data")
-							}
-						}
-					case op == 3 && len(msgs) > 1: // a message dropped (an eviction)
-						i := rapid.IntRange(0, len(msgs)-1).Draw(t, "dropped")
-						msgs = append(msgs[:i:i], msgs[i+1:]...)
-					case op == 4: // a message repeated
-						msgs = append(msgs, msgs[rapid.IntRange(0, len(msgs)-1).Draw(t, "repeated")])
-					case op == 5: // the system prompt changes
+					switch rapid.IntRange(0, 4).Draw(t, fmt.Sprintf("other%d", step)) {
+					case 0: // the system prompt changes
 						req.System = rapid.SampledFrom([]string{"", "be brief <&>", "other"}).Draw(t, "new system")
-					case op == 6: // the tools offered change
+					case 1: // the tools offered change
 						req.Tools = genTools(t)
-					default: // two messages swapped
-						i, j := rapid.IntRange(0, len(msgs)-1).Draw(t, "i"), rapid.IntRange(0, len(msgs)-1).Draw(t, "j")
-						msgs[i], msgs[j] = msgs[j], msgs[i]
+					default:
+						msgs = providertest.Evolve(t, msgs, genOpenAIParts)
 					}
 					req.Messages, req.Memo = msgs, nil
 					want, wantErr := e.want(req)
