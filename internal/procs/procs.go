@@ -28,6 +28,8 @@ type Proc struct {
 	Ignored uint64
 	// Comm is the process's name as the kernel keeps it: at most 15 bytes on Linux, 16 on macOS.
 	Comm string
+	// Threads is how many threads the process has (Linux; 0 where Read does not say).
+	Threads int
 }
 
 // Ignores reports whether the process ignores sig.

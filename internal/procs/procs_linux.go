@@ -21,7 +21,7 @@ func Read(pid int) (Proc, error) {
 		return Proc{}, err
 	}
 	// The name is in parentheses and may hold anything, so it ends at the last ')'. The fields
-	// after it are numbered from 3 (state); sigignore is field 33.
+	// after it are numbered from 3 (state); num_threads is field 20, sigignore 33.
 	open, end := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
 	if open < 0 || end < open {
 		return Proc{}, fmt.Errorf("read process %d: malformed /proc stat", pid)
@@ -33,8 +33,9 @@ func Read(pid int) (Proc, error) {
 	ppid, _ := strconv.Atoi(f[1])
 	pgrp, _ := strconv.Atoi(f[2])
 	ignored, _ := strconv.ParseUint(f[30], 10, 64)
+	threads, _ := strconv.Atoi(f[17])
 	return Proc{PID: pid, PPID: ppid, PGID: pgrp, Zombie: f[0] == "Z" || f[0] == "X",
-		Ignored: ignored, Comm: string(b[open+1 : end])}, nil
+		Ignored: ignored, Comm: string(b[open+1 : end]), Threads: threads}, nil
 }
 
 // AwaitGone returns once every process of pids has exited, or after within. It waits on pidfds,
@@ -117,9 +118,7 @@ func pollExit(pid int, info *unix.Siginfo) bool {
 	if err != nil {
 		return false
 	}
-	polled := false
 	err = rc.Read(func(fd uintptr) bool {
-		polled = true
 		*info = unix.Siginfo{}
 		for {
 			err := unix.Waitid(unix.P_PID, pid, info, unix.WEXITED|unix.WNOWAIT|unix.WNOHANG, nil)
@@ -132,7 +131,7 @@ func pollExit(pid int, info *unix.Siginfo) bool {
 			return info.Signo != 0 // zero: it has not exited yet; wait for the pidfd again
 		}
 	})
-	return err == nil && polled && info.Signo != 0
+	return err == nil && info.Signo != 0 // Read returns nil only once the function said so
 }
 
 // exitStatus reads the status of pid's exit from what waitid filled in.

@@ -1,9 +1,7 @@
 package procs
 
 import (
-	"bytes"
 	"os"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -54,15 +52,9 @@ func TestAwaitExitHoldsNoThread(t *testing.T) {
 
 // threads is how many threads this process has.
 func threads(t *testing.T) int {
-	b, err := os.ReadFile("/proc/self/status")
+	p, err := Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, _ := bytes.Cut(b, []byte("\nThreads:"))
-	line, _, _ := bytes.Cut(rest, []byte("\n"))
-	n, err := strconv.Atoi(string(bytes.TrimSpace(line)))
-	if err != nil {
-		t.Fatalf("read the thread count: %v", err)
-	}
-	return n
+	return p.Threads
 }

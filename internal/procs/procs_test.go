@@ -48,6 +48,9 @@ func TestReadSelf(t *testing.T) {
 	if p.PID != os.Getpid() || p.PPID != os.Getppid() || p.PGID != syscall.Getpgrp() || p.Zombie || p.Comm == "" {
 		t.Errorf("got %+v; want pid %d, parent %d, group %d, alive, named", p, os.Getpid(), os.Getppid(), syscall.Getpgrp())
 	}
+	if runtime.GOOS == "linux" && p.Threads < 2 { // a Go process runs several
+		t.Errorf("Read says %d threads", p.Threads)
+	}
 }
 
 func TestReadMissing(t *testing.T) {

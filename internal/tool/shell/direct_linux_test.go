@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/internal/procs"
 )
 
 // TestRunningCommandsHoldNoThread: commands started directly (no sandbox that holds them) are
@@ -59,17 +60,11 @@ func TestRunningCommandsHoldNoThread(t *testing.T) {
 
 // threadCount is how many threads this process has.
 func threadCount(t *testing.T) int {
-	b, err := os.ReadFile("/proc/self/status")
+	p, err := procs.Read(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, _ := bytes.Cut(b, []byte("\nThreads:"))
-	line, _, _ := bytes.Cut(rest, []byte("\n"))
-	n, err := strconv.Atoi(string(bytes.TrimSpace(line)))
-	if err != nil {
-		t.Fatalf("read the thread count: %v", err)
-	}
-	return n
+	return p.Threads
 }
 
 // TestParentDeathSignal: a command's shell started directly dies with rein by the parent-death
