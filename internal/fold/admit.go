@@ -87,11 +87,11 @@ func (s *State) Admit(turn int64, d Draft) ([]record.Part, []Repair, Verdict) {
 				continue
 			}
 			c := record.Part{Type: record.PartToolCall, CallID: p.CallID, Name: p.Name}
-			if !validCallID(c.CallID) || s.callNames.has(c.CallID) || ids[c.CallID] {
+			if !validCallID(c.CallID) || s.usedCall(c.CallID) || ids[c.CallID] {
 				for {
 					minted++
 					c.CallID = fmt.Sprintf("call_rein_%d_%d", turn, minted)
-					if !s.callNames.has(c.CallID) && !ids[c.CallID] {
+					if !s.usedCall(c.CallID) && !ids[c.CallID] {
 						break
 					}
 				}

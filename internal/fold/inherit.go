@@ -170,7 +170,6 @@ func (s *State) applyInherited(b *record.Inherited) {
 		k := s.residues.len()
 		res := Residue{From: r.From, To: r.To, Note: r.Note, By: r.By, Parent: parent}
 		s.residues.push(res)
-		s.resMsgs.push(residueMessage(res))
 		stack = append(stack, k)
 		// Outer residues come first, so the last one to claim a turn is its innermost.
 		lo, hi := s.span(r.From, r.To)

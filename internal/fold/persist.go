@@ -256,3 +256,14 @@ func (f flat[T]) isShared() bool { return f.shared >= len(f.s) }
 func (t table[K, V]) contents() any { return t.all() }
 
 func (t table[K, V]) isShared() bool { return len(t.top) == 0 }
+
+func (r rows) contents() any {
+	out := make([]Turn, 0, r.n)
+	r.each(0, func(_ int, t Turn) bool {
+		out = append(out, t)
+		return true
+	})
+	return out
+}
+
+func (r rows) isShared() bool { return !slices.Contains(r.mine, true) }

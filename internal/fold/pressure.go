@@ -17,7 +17,7 @@ func (s *State) PlanForcedEviction(keep int64) (from, to int64, ok bool) {
 	}
 	size := func(it Item) int64 {
 		if it.Residue >= 0 {
-			return MessageSize(s.resMsgs.at(it.Residue))
+			return MessageSize(s.ResidueMessage(it.Residue))
 		}
 		t := s.turns.at(it.Turn)
 		return t.Bytes - t.Discount

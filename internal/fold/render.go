@@ -46,7 +46,7 @@ func (s *State) refresh() {
 // the newest turn writes only what it gained, and a snapshot that holds the rest keeps it.
 func (s *State) renderAt(at int, it Item) int {
 	if it.Residue >= 0 {
-		s.putRendered(at, s.resMsgs.at(it.Residue))
+		s.putRendered(at, s.ResidueMessage(it.Residue))
 		return at + 1
 	}
 	for _, m := range s.turns.at(it.Turn).Messages {
@@ -82,10 +82,10 @@ func (s *State) invalidate() {
 }
 
 // ResidueMessage renders residue i as the one user-voice message that stands for its span. Its
-// size does not depend on what it covers.
-func (s *State) ResidueMessage(i int) record.Message { return s.resMsgs.at(i) }
-
-func residueMessage(r Residue) record.Message {
+// size does not depend on what it covers. It is built when asked, not kept: a session keeps every
+// residue it ever had, nested ones included, and only the frontier's are ever sent.
+func (s *State) ResidueMessage(i int) record.Message {
+	r := s.residues.at(i)
 	return record.Message{Role: record.User, Parts: []record.Part{{Type: record.PartText, Text: ResidueText(r.From, r.To, r.Note)}}}
 }
 

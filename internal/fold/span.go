@@ -44,8 +44,7 @@ func (s *State) rebuildFront() {
 	s.front.cut(0)
 	last := -1
 	outer := make([]int, s.residues.len()) // the outermost residue over each residue, once found
-	for i := range s.turns.len() {
-		t := s.turns.at(i)
+	for i, t := range s.Turns() {
 		if t.Withdrawn {
 			continue
 		}
@@ -146,7 +145,6 @@ func (s *State) applyEviction(seq int64, b *record.Evicted) {
 	k := s.residues.len()
 	r := Residue{From: b.From, To: b.To, Note: b.Note, By: b.By, Parent: -1, Seq: seq}
 	s.residues.push(r)
-	s.resMsgs.push(residueMessage(r))
 	// The frontier items the span covers are its outermost residues, which the new one now
 	// holds, and its uncovered turns, which now lie directly under it. The turns under those
 	// residues are not touched: the outermost residue over a turn is found through the parents
@@ -175,18 +173,7 @@ func (s *State) span(from, to int64) (int, int) {
 }
 
 // search returns the first position of the turn table whose id is >= id.
-func (s *State) search(id int64) int {
-	lo, hi := 0, s.turns.len()
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if s.turns.at(m).ID < id {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo
-}
+func (s *State) search(id int64) int { return s.turns.search(id) }
 
 // CheckRewind judges withdrawing every turn from anchor on.
 func (s *State) CheckRewind(anchor int64) error {

@@ -115,10 +115,9 @@ type State struct {
 	last     int64 // its time, unix ms
 	protocol int   // protocol records applied
 	system   string
-	turns    vec[Turn] // in id order: ids only grow, so a turn is found by binary search
+	turns    rows      // in id order: ids only grow, so a turn is found by binary search
 	high     int64     // the highest turn id ever recorded in this lineage
 	residues flat[Residue]
-	resMsgs  flat[record.Message] // resMsgs[i] renders residues[i]
 
 	// The rendered closed part of the frontier (see Context).
 	rendered      flat[record.Message]
@@ -129,7 +128,7 @@ type State struct {
 	owed      []string                         // call ids the newest assistant turn still owes, in call order; replaced whole
 	started   table[string, bool]              // owed calls with a tool_started event
 	finished  table[string, record.ToolResult] // owed calls whose tool_finished kept the result
-	callNames table[string, string]            // every tool call ever recorded in this session: id → tool name
+	calls     table[callKey, struct{}]         // every tool call id ever recorded in this session, as a key
 
 	parent   string // the parent session of an inherited record
 	inFlight bool   // an exchange was taken up and not yet quiesced
@@ -221,12 +220,11 @@ func (s *State) Clone() *State {
 	c.frozen = false
 	c.turns = s.turns.share()
 	c.residues = s.residues.share()
-	c.resMsgs = s.resMsgs.share()
 	c.rendered = s.rendered.share()
 	c.front = s.front.share()
 	c.started = s.started.share()
 	c.finished = s.finished.share()
-	c.callNames = s.callNames.share()
+	c.calls = s.calls.share()
 	c.subs = s.subs.share()
 	c.subAt = s.subAt.share()
 	c.stops = s.stops.share()
@@ -276,6 +274,7 @@ func (s *State) Step(r record.Record) error {
 		return err
 	}
 	s.apply(r)
+	s.turns.settle()
 	s.seq = r.Seq
 	s.last = r.Time
 	if r.Class() == record.Protocol {
@@ -432,11 +431,7 @@ func (s *State) Protocol() int { return s.protocol }
 // Item).
 func (s *State) Turns() iter.Seq2[int, Turn] {
 	return func(yield func(int, Turn) bool) {
-		for i := range s.turns.len() {
-			if !yield(i, s.turns.at(i)) {
-				return
-			}
-		}
+		s.turns.each(0, yield)
 	}
 }
 

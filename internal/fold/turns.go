@@ -3,6 +3,7 @@ package fold
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"strings"
 
 	"github.com/reinhq/rein/internal/record"
@@ -100,7 +101,7 @@ func (s *State) judgeAssistant(seq int64, b *record.AssistantMessage) error {
 		case record.PartToolResult, record.PartImage:
 			return refuse(seq, "is an assistant message with a %s part, which only a user message may carry", p.Type)
 		case record.PartToolCall:
-			if s.callNames.has(p.CallID) || ids[p.CallID] {
+			if s.usedCall(p.CallID) || ids[p.CallID] {
 				return refuse(seq, "repeats tool-call id %q: call ids are unique within a session", p.CallID)
 			}
 			ids[p.CallID] = true
@@ -329,7 +330,7 @@ func (s *State) applyAssistant(seq int64, b *record.AssistantMessage) {
 	for _, p := range b.Parts {
 		if p.Type == record.PartToolCall {
 			s.owed = append(s.owed, p.CallID)
-			s.callNames.put(p.CallID, p.Name)
+			s.calls.put(keyOfCall(p.CallID), struct{}{})
 		}
 	}
 	if len(s.owed) > 0 {
@@ -364,11 +365,34 @@ func ResultsMessage(b *record.ToolResults) record.Message {
 	return m
 }
 
-// CallName returns the tool name of a call recorded in this session.
+// CallName returns the tool name of a call the newest turn made (an owed call), or "".
 func (s *State) CallName(callID string) string {
-	name, _ := s.callNames.get(callID)
-	return name
+	if n := s.turns.len(); n > 0 {
+		for _, m := range s.turns.at(n - 1).Messages {
+			for _, p := range m.Parts {
+				if p.Type == record.PartToolCall && p.CallID == callID {
+					return p.Name
+				}
+			}
+		}
+	}
+	return ""
 }
+
+// callKey stands for a tool call id in the session's set of them: 128 bits of keyed hash, 16 bytes
+// however long the id, where a set of the ids themselves kept every id of a long session. Two ids
+// share a key by chance alone, with odds of about n²/2¹²⁹ for n calls, and no input can aim at it:
+// the keys' seeds are drawn afresh by every process.
+type callKey [2]uint64
+
+var callSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+
+func keyOfCall(id string) callKey {
+	return callKey{maphash.String(callSeeds[0], id), maphash.String(callSeeds[1], id)}
+}
+
+// usedCall reports whether a call with this id was recorded in this session.
+func (s *State) usedCall(id string) bool { return s.calls.has(keyOfCall(id)) }
 
 const labelMax = 50
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -110,7 +111,37 @@ func reportCPU(b *testing.B, size int64, cpu time.Duration) {
 //
 //	REIN_WRITE_RECORD=/tmp/big.jsonl REIN_WRITE_SIZE=1024 go test -run TestWriteReplayRecord ./internal/session
 //	REIN_REPLAY_RECORD=/tmp/big.jsonl go test -run '^$' -bench ReplayFile -benchtime 1x ./internal/session
+//
+// With $REIN_REPLAY_HEAP set it also writes there a heap profile taken with the folded state
+// live (go tool pprof -sample_index=inuse_space): what holds the state's memory.
 func BenchmarkReplayFile(b *testing.B) {
+	benchFile(b, func(path string, sample func(seq int64)) (any, error) {
+		st := fold.New()
+		blobs := journal.Blobs(nil, path)
+		_, err := journal.Inspect(fsys.OS{}, path, func(seq int64, line []byte, _ record.Locus) error {
+			sample(seq)
+			r, err := record.DecodeWith(line, seq, blobs)
+			if err != nil {
+				return err
+			}
+			return st.Step(r)
+		})
+		return st, err
+	})
+}
+
+// BenchmarkLoadFile is BenchmarkReplayFile for session.Load: the fold and the session's loci.
+func BenchmarkLoadFile(b *testing.B) {
+	benchFile(b, func(path string, _ func(int64)) (any, error) {
+		s, _, err := Load(path, Options{})
+		return s, err
+	})
+}
+
+// benchFile loads the record at $REIN_REPLAY_RECORD with load and reports what the loaded value
+// holds (the heap it keeps past what the process held before), the peak of the heap in use
+// (sampled every 4,096 lines where load calls sample) and the process's peak resident set.
+func benchFile(b *testing.B, load func(path string, sample func(seq int64)) (any, error)) {
 	path := os.Getenv("REIN_REPLAY_RECORD")
 	if path == "" {
 		b.Skip("set REIN_REPLAY_RECORD to a record file")
@@ -122,34 +153,49 @@ func BenchmarkReplayFile(b *testing.B) {
 	b.SetBytes(fi.Size())
 	var peak uint64
 	var ms runtime.MemStats
-	var st *fold.State
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	base := ms.HeapAlloc
+	sample := func(seq int64) {
+		if seq%4096 == 0 {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, ms.HeapInuse)
+		}
+	}
+	var v any
 	cpu := cpuTime()
 	for b.Loop() {
-		st = fold.New()
-		blobs := journal.Blobs(nil, path)
-		if _, err := journal.Inspect(fsys.OS{}, path, func(seq int64, line []byte, _ record.Locus) error {
-			if seq%4096 == 0 {
-				runtime.ReadMemStats(&ms)
-				peak = max(peak, ms.HeapInuse)
-			}
-			r, err := record.DecodeWith(line, seq, blobs)
-			if err != nil {
-				return err
-			}
-			return st.Step(r)
-		}); err != nil {
+		v = nil
+		if v, err = load(path, sample); err != nil {
 			b.Fatal(err)
 		}
 	}
 	reportCPU(b, fi.Size(), cpuTime()-cpu)
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
-	runtime.KeepAlive(st)
+	if heap := os.Getenv("REIN_REPLAY_HEAP"); heap != "" {
+		writeHeap(b, heap)
+	}
+	runtime.KeepAlive(v)
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "state-MiB")
-	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(ms.HeapAlloc-base)/(1<<20), "kept-MiB")
+	if peak > 0 {
+		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	}
 	b.ReportMetric(float64(maxRSS(ru))/(1<<20), "peak-rss-MiB")
+}
+
+// writeHeap writes a heap profile of what is live now to path: what a folded state holds.
+func writeHeap(b *testing.B, path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // TestWriteReplayRecord writes a record of $REIN_WRITE_SIZE MiB at $REIN_WRITE_RECORD for
