@@ -115,8 +115,8 @@ type State struct {
 	last     int64 // its time, unix ms
 	protocol int   // protocol records applied
 	system   string
-	turns    rows      // in id order: ids only grow, so a turn is found by binary search
-	high     int64     // the highest turn id ever recorded in this lineage
+	turns    rows  // in id order: ids only grow, so a turn is found by binary search
+	high     int64 // the highest turn id ever recorded in this lineage
 	residues flat[Residue]
 
 	// The rendered closed part of the frontier (see Context).
@@ -125,10 +125,10 @@ type State struct {
 	tailStart     int        // where the newest turn's messages begin in rendered
 	front         flat[Item] // the frontier, kept as records land
 
-	owed      []string                         // call ids the newest assistant turn still owes, in call order; replaced whole
-	started   table[string, bool]              // owed calls with a tool_started event
-	finished  table[string, record.ToolResult] // owed calls whose tool_finished kept the result
-	calls     table[callKey, struct{}]         // every tool call id ever recorded in this session, as a key
+	owed     []string                         // call ids the newest assistant turn still owes, in call order; replaced whole
+	started  table[string, bool]              // owed calls with a tool_started event
+	finished table[string, record.ToolResult] // owed calls whose tool_finished kept the result
+	calls    table[callKey, struct{}]         // every tool call id ever recorded in this session, as a key
 
 	parent   string // the parent session of an inherited record
 	inFlight bool   // an exchange was taken up and not yet quiesced
