@@ -1,31 +1,44 @@
 package session
 
 import (
-	"math"
+	"encoding/binary"
+	"slices"
 
 	"github.com/reinhq/rein/internal/record"
 )
 
 // loci is where each of a session's records sits in its file, by seq (a record's seq is its
-// place plus one), kept in 16 bytes a record rather than a record.Locus's 32, and in chunks
-// rather than one slice: a session of a million records keeps 16 MB of them, not 32 MB doubled
-// while it grows, and a published view shares every full chunk and takes the last one as far as
-// it goes (appends go past what any view holds, as in the fold's persistent vectors). The zero
-// value is empty.
+// place plus one). A record's line follows the one before it, so a locus is kept as the gap
+// between them and the line's length, two varints (two to four bytes for lines of a few
+// kilobytes), beside its 4-byte checksum: about 7 bytes a record, where a record.Locus is 32. A
+// mark every lociMarkEvery records says where its record's entry begins and the record's offset,
+// so finding a record decodes at most that many entries. The loci are kept in chunks that a
+// published view shares, taking the last one as far as it goes (appends go past what any view
+// holds, as in the fold's persistent vectors). The zero value is empty.
 type loci struct {
-	chunks [][]locus // every chunk but the last holds lociChunk
+	chunks []lociRun // every chunk but the last holds lociChunk records
 	n      int
-	long   map[int64]int64 // the lengths of the lines longer than 32 bits say, by seq (none in practice)
+	end    int64 // where the last record's line ends: the next one's gap is from here
 }
 
-// locus is a record.Locus without its seq, its length in 32 bits (a longer line's is in long).
-type locus struct {
+// lociRun is the loci of lociChunk records (fewer in the last chunk).
+type lociRun struct {
+	entries []byte     // per record: varint gap from the line before, varint length
+	sums    []uint32   // per record: its line's checksum
+	marks   []lociMark // per lociMarkEvery records, from the first
+}
+
+// lociMark is where the entry of a record that starts a run of lociMarkEvery begins in entries,
+// and the record's offset in the file.
+type lociMark struct {
+	at  int
 	off int64
-	len uint32
-	sum uint32
 }
 
-const lociChunk = 4096
+const (
+	lociChunk     = 4096
+	lociMarkEvery = 32
+)
 
 func (l *loci) len() int { return l.n }
 
@@ -33,29 +46,43 @@ func (l *loci) len() int { return l.n }
 func (l *loci) add(loc record.Locus) {
 	c := l.n / lociChunk
 	if c == len(l.chunks) {
-		l.chunks = append(l.chunks, make([]locus, 0, lociChunk))
+		l.chunks = append(l.chunks, lociRun{sums: make([]uint32, 0, lociChunk), marks: make([]lociMark, 0, lociChunk/lociMarkEvery)})
 	}
-	n := uint32(loc.Len)
-	if loc.Len > math.MaxUint32 || loc.Len < 0 {
-		if l.long == nil {
-			l.long = map[int64]int64{}
-		}
-		l.long[int64(l.n+1)] = loc.Len
-		n = 0
+	ch := &l.chunks[c]
+	if l.n%lociMarkEvery == 0 {
+		ch.marks = append(ch.marks, lociMark{at: len(ch.entries), off: loc.Off})
 	}
-	l.chunks[c] = append(l.chunks[c], locus{off: loc.Off, len: n, sum: loc.Sum})
+	ch.entries = binary.AppendVarint(ch.entries, loc.Off-l.end)
+	ch.entries = binary.AppendVarint(ch.entries, loc.Len)
+	ch.sums = append(ch.sums, loc.Sum)
+	l.end = loc.Off + loc.Len
 	l.n++
+	if l.n%lociChunk == 0 { // a full chunk keeps no room to grow
+		ch.entries = slices.Clone(ch.entries)
+	}
 }
 
 // at returns the locus of record seq, which is in l.
 func (l *loci) at(seq int64) record.Locus {
 	i := int(seq - 1)
-	x := l.chunks[i/lociChunk][i%lociChunk]
-	loc := record.Locus{Seq: seq, Off: x.off, Len: int64(x.len), Sum: x.sum}
-	if n, ok := l.long[seq]; ok {
-		loc.Len = n
+	ch := &l.chunks[i/lociChunk]
+	k := i % lociChunk
+	m := ch.marks[k/lociMarkEvery]
+	at, off := m.at, m.off
+	var n int64
+	for j := k - k%lociMarkEvery; ; j++ {
+		gap, w := binary.Varint(ch.entries[at:])
+		at += w
+		if j > k-k%lociMarkEvery {
+			off += n + gap
+		}
+		n, w = binary.Varint(ch.entries[at:])
+		at += w
+		if j == k {
+			break
+		}
 	}
-	return loc
+	return record.Locus{Seq: seq, Off: off, Len: n, Sum: ch.sums[k]}
 }
 
 // after returns the loci of the records after seq after.
@@ -69,14 +96,12 @@ func (l *loci) after(after int64) []record.Locus {
 
 // view returns l as it is now, for readers: later adds to l do not change it.
 func (l *loci) view() loci {
-	v := loci{chunks: make([][]locus, len(l.chunks)), n: l.n}
+	v := loci{chunks: make([]lociRun, len(l.chunks)), n: l.n, end: l.end}
 	for i, c := range l.chunks {
-		v.chunks[i] = c[:len(c):len(c)]
-	}
-	if len(l.long) > 0 {
-		v.long = make(map[int64]int64, len(l.long))
-		for k, n := range l.long {
-			v.long[k] = n
+		v.chunks[i] = lociRun{
+			entries: c.entries[:len(c.entries):len(c.entries)],
+			sums:    c.sums[:len(c.sums):len(c.sums)],
+			marks:   c.marks[:len(c.marks):len(c.marks)],
 		}
 	}
 	return v

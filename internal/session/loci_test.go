@@ -12,8 +12,8 @@ import (
 )
 
 // TestLociAreTheLoci: the compact loci give back every locus added, by seq and after any seq,
-// lengths of any size included, across chunks; and a view taken at any moment keeps answering as
-// it did then, whatever is added after it.
+// lengths of any size and lines between records included, across chunks and marks; and a view
+// taken at any moment keeps answering as it did then, whatever is added after it.
 func TestLociAreTheLoci(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		records := rapid.SampledFrom([]int{0, 1, 7, lociChunk - 1, lociChunk, lociChunk + 1, 2*lociChunk + 17}).Draw(t, "records")
@@ -43,6 +43,9 @@ func TestLociAreTheLoci(t *testing.T) {
 			l.add(loc)
 			want = append(want, loc)
 			off += n
+			if rng.IntN(8) == 0 { // a line the loci do not hold, between two records
+				off += rng.Int64N(1 << 40)
+			}
 		}
 		check := func(what string, l *loci, want []record.Locus) {
 			if l.len() != len(want) {
