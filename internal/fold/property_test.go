@@ -16,7 +16,7 @@ import (
 )
 
 func cmpViews(a, b view) string {
-	return cmp.Diff(a, b, cmpopts.EquateEmpty())
+	return cmp.Diff(a, b, cmpopts.EquateEmpty(), cmp.AllowUnexported(Submission{}))
 }
 
 // agent drives a log with random live behaviour, the way the loop would: prompts, replies with

@@ -1,8 +1,11 @@
 package fold
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/internal/record"
@@ -15,15 +18,63 @@ import (
 
 // Submission is the folded lifecycle of one host submission.
 type Submission struct {
-	ID          string
-	Op          string
-	State       record.SubmissionState
+	ID    string
+	Op    string
+	State record.SubmissionState
+	// Text and Attachments are the message as it was sent, until it was delivered and ended
+	// (answered or cancelled): the prompt or steering that delivered it carries them from then
+	// on, and the state keeps only their key (Carries), not a second copy of every message and
+	// picture of a long conversation.
 	Text        string
 	Attachments []record.Attachment
 	Queue       bool
 	Reason      string
 	Detail      string
 	Seq         int64 // the record that made its current state
+	sent        sentKey
+	let         bool // Text and Attachments were let go; sent stands for them
+}
+
+// Carries reports whether the submission was sent with this text and these attachments.
+func (v Submission) Carries(text string, atts []record.Attachment) bool {
+	if v.let {
+		return v.sent == keyOfSent(text, atts)
+	}
+	return v.Text == text && slices.Equal(v.Attachments, atts)
+}
+
+// sentKey stands for a message's text and attachments: 128 bits of keyed hash, as callKey.
+type sentKey [2]uint64
+
+func keyOfSent(text string, atts []record.Attachment) sentKey {
+	var k sentKey
+	for i := range k {
+		var h maphash.Hash
+		h.SetSeed(callSeeds[i])
+		field := func(s string) {
+			var n [8]byte
+			binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+			h.Write(n[:])
+			h.WriteString(s)
+		}
+		field(text)
+		for _, a := range atts {
+			field(a.Name)
+			field(a.MediaType)
+			field(a.Text)
+			field(a.Data)
+		}
+		k[i] = h.Sum64()
+	}
+	return k
+}
+
+// letGo keeps only the key of the submission's message: it was delivered and has ended.
+func (v *Submission) letGo() {
+	if !v.let {
+		v.sent, v.let = keyOfSent(v.Text, v.Attachments), true
+		v.Text, v.Attachments = "", nil
+	}
 }
 
 // Waiting reports whether the submission is waiting to be delivered: accepted, or handed to the
@@ -219,6 +270,9 @@ func (s *State) applySubmission(seq int64, b *record.Submission) {
 	}
 	v.Queue = v.Queue || b.Queue
 	v.Reason, v.Detail = b.Reason, b.Detail
+	if v.State == record.SubmissionAnswered || v.State == record.SubmissionCancelled {
+		v.letGo()
+	}
 }
 
 // deliver marks a host submission delivered by the prompt or steering that carries it.

@@ -153,7 +153,7 @@ func TestSubmissionTransitions(t *testing.T) {
 					if !strings.Contains(msg, want) {
 						t.Errorf("refusal %q does not say %q", msg, want)
 					}
-					if d := cmp.Diff(before, l.s.Submissions()); d != "" {
+					if d := cmp.Diff(before, l.s.Submissions(), cmp.AllowUnexported(Submission{})); d != "" {
 						t.Errorf("a refused record changed the submissions:\n%s", d)
 					}
 					return
@@ -167,7 +167,7 @@ func TestSubmissionTransitions(t *testing.T) {
 				}
 				// The live state is the replayed one.
 				r := replay(t, l.recs)
-				if d := cmp.Diff(l.s.Submissions(), r.Submissions()); d != "" {
+				if d := cmp.Diff(l.s.Submissions(), r.Submissions(), cmp.AllowUnexported(Submission{})); d != "" {
 					t.Fatalf("replay differs:\n%s", d)
 				}
 			})
@@ -372,5 +372,52 @@ func TestAnswerPlan(t *testing.T) {
 	}
 	if p := l.s.AnswerPlan("a3", "c2", true); p.Record != nil {
 		t.Fatalf("an answer after the Stop %+v", p)
+	}
+}
+
+// A delivered message that ended is in its turn's record: the state keeps only its key, not a
+// second copy of its text and pictures for as long as the conversation lasts; a message that never
+// reached a turn (withdrawn, rejected) keeps its own. Either way the key tells a retried send of
+// the same message from a different one.
+func TestSubmissionLetsGoOfDelivered(t *testing.T) {
+	att := []record.Attachment{{Name: "shot.png", MediaType: "image/png", Data: strings.Repeat("iVBORw0KGgo", 100)}}
+	for _, end := range []record.SubmissionState{record.SubmissionAnswered, record.SubmissionCancelled, record.SubmissionWithdrawn, record.SubmissionRejected} {
+		t.Run(string(end), func(t *testing.T) {
+			l := newLog(t)
+			l.add(&record.System{Text: "sys"})
+			l.add(&record.Submission{ID: "m1", Op: "op1", State: record.SubmissionAccepted, Text: "look at this", Attachments: att})
+			switch end {
+			case record.SubmissionAnswered, record.SubmissionCancelled:
+				l.add(&record.UserPrompt{Turn: l.s.Next(), Text: "look at this", Attachments: att, Submission: "m1"})
+				l.reply(text("a cat"))
+			}
+			l.add(&record.Submission{ID: "m1", State: end})
+			v, ok := l.s.Submission("m1")
+			if !ok || v.State != end {
+				t.Fatalf("submission m1: %+v %v, want %s", v, ok, end)
+			}
+			delivered := end == record.SubmissionAnswered || end == record.SubmissionCancelled
+			if kept := v.Text != "" || v.Attachments != nil; kept == delivered {
+				t.Errorf("%s: the state keeps the message's text and attachments %v, want %v", end, kept, !delivered)
+			}
+			if !v.Carries("look at this", att) {
+				t.Errorf("%s: the submission does not carry the message it was sent with", end)
+			}
+			other := slices.Clone(att)
+			other[0].Data += "A"
+			for what, differs := range map[string]bool{
+				"other text":      v.Carries("look at that", att),
+				"no attachments":  v.Carries("look at this", nil),
+				"other picture":   v.Carries("look at this", other),
+				"text moved over": v.Carries("look at thisshot.png", []record.Attachment{{MediaType: "image/png", Data: att[0].Data}}),
+			} {
+				if differs {
+					t.Errorf("%s: the submission carries a message with %s", end, what)
+				}
+			}
+			if d := sameState(l.s, replay(t, l.recs)); d != "" {
+				t.Errorf("replay differs from the live fold:\n%s", d)
+			}
+		})
 	}
 }

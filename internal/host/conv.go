@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -390,7 +389,7 @@ func (c *Conv) sendLocked(op, text string, atts []record.Attachment, queue, agai
 	prev, seen := st.SubmissionByOp(op)
 	closed := st.Meta().Closed
 	if seen {
-		if prev.Text != text || !slices.Equal(prev.Attachments, atts) || prev.Queue != queue {
+		if !prev.Carries(text, atts) || prev.Queue != queue {
 			return api.SendResult{}, errf(api.OpConflict, "operation %s already sent a different message (%s); use a new op_id for a new message", op, prev.ID)
 		}
 		return api.SendResult{MessageID: prev.ID, State: public(prev.State), Replayed: true}, nil
