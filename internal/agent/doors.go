@@ -114,6 +114,7 @@ type transcriptDoor struct{}
 // Limits of the transcript door's answers.
 const (
 	readMax  = 128 << 10 // bytes of messages one read answers
+	indexMax = 64 << 10  // bytes of rows one index answers
 	grepHits = 100
 	grepClip = 200
 )
@@ -122,11 +123,11 @@ func (transcriptDoor) Spec() provider.Tool {
 	return provider.Tool{
 		Name: "transcript",
 		Description: `Everything this session recorded, including turns that have left your context. ` +
-			`{"op":"index"} lists every turn [id, role, kind, label, bytes, held]. ` +
+			`{"op":"index","from":id?} lists the turns [id, role, kind, label, bytes, held] from the first (or from turn id), at most 64 KB of rows a call: "more" says where the next call starts. ` +
 			`{"op":"read","turns":[ids]} answers each turn's messages exactly as they were sent. ` +
 			`{"op":"grep","pattern":"regexp","turns":[ids]?} answers hits [from, to, kind, role, line, text] (the 100 oldest, text clipped to 200 bytes) and the total count; residue notes are searched too. ` +
 			`The turn being written now cannot be read.`,
-		Schema: json.RawMessage(`{"type":"object","properties":{"op":{"type":"string","enum":["index","read","grep"]},"turns":{"type":"array","items":{"type":"integer"}},"pattern":{"type":"string"}},"required":["op"],"additionalProperties":false}`),
+		Schema: json.RawMessage(`{"type":"object","properties":{"op":{"type":"string","enum":["index","read","grep"]},"turns":{"type":"array","items":{"type":"integer"}},"pattern":{"type":"string"},"from":{"type":"integer"}},"required":["op"],"additionalProperties":false}`),
 	}
 }
 
@@ -135,6 +136,7 @@ func (transcriptDoor) Run(ctx context.Context, a *Agent, turn int64, call tool.C
 		Op      string  `json:"op"`
 		Turns   []int64 `json:"turns"`
 		Pattern string  `json:"pattern"`
+		From    int64   `json:"from"`
 	}
 	if err := json.Unmarshal(call.Args, &args); err != nil {
 		return tool.Failure("transcript: the arguments do not decode: %v", err), nil
@@ -142,9 +144,14 @@ func (transcriptDoor) Run(ctx context.Context, a *Agent, turn int64, call tool.C
 	st := a.sess.Snapshot()
 	switch args.Op {
 	case "index":
-		var rows [][]any
-		for _, r := range st.Index() {
-			rows = append(rows, []any{r.From, r.Role, r.Kind, r.Label, r.Bytes, r.Held})
+		rows, size := [][]any{}, 0
+		for r := range st.IndexFrom(args.From) {
+			row := []any{r.From, r.Role, r.Kind, r.Label, r.Bytes, r.Held}
+			b, _ := json.Marshal(row)
+			if size += len(b) + 1; size > indexMax && len(rows) > 0 {
+				return answer(map[string]any{"turns": rows, "more": fmt.Sprintf("stopped before turn %d: one index answers at most %d bytes of rows; ask again with \"from\":%d", r.From, indexMax, r.From)}), nil
+			}
+			rows = append(rows, row)
 		}
 		return answer(map[string]any{"turns": rows}), nil
 	case "read":

@@ -16,7 +16,7 @@ import (
 
 // transcriptSession builds a session of about size bytes of tool output on an in-memory
 // filesystem, with all but the newest turns evicted, so every grep and read goes to the record.
-func transcriptSession(b *testing.B, size int) *Agent {
+func transcriptSession(b testing.TB, size int) *Agent {
 	b.Helper()
 	s, err := session.Create("/r/s", session.Options{FS: fsys.NewMem()}, &record.SessionStarted{Session: "bench"})
 	if err != nil {

@@ -2,6 +2,7 @@ package fold
 
 import (
 	"fmt"
+	"iter"
 
 	"github.com/reinhq/rein/internal/record"
 )
@@ -47,10 +48,20 @@ func (s *State) Survey() Survey {
 // Index returns every recorded turn with where it is held: the transcript tool's index.
 func (s *State) Index() []Row {
 	rows := make([]Row, 0, s.turns.len())
-	for _, t := range s.Turns() {
-		rows = append(rows, Row{From: t.ID, To: t.ID, Role: t.Role, Kind: t.Kind, Label: t.Label, Bytes: t.Bytes, Held: s.held(t)})
+	for r := range s.IndexFrom(0) {
+		rows = append(rows, r)
 	}
 	return rows
+}
+
+// IndexFrom yields the index's rows from turn from on, in id order, without building the rest: a
+// long session's index is read a page at a time.
+func (s *State) IndexFrom(from int64) iter.Seq[Row] {
+	return func(yield func(Row) bool) {
+		s.turns.each(s.search(from), func(_ int, t Turn) bool {
+			return yield(Row{From: t.ID, To: t.ID, Role: t.Role, Kind: t.Kind, Label: t.Label, Bytes: t.Bytes, Held: s.held(t)})
+		})
+	}
 }
 
 func (s *State) held(t Turn) string {
