@@ -301,6 +301,8 @@ func TestGateSparesConnectionsBeingAnswered(t *testing.T) {
 		t.Fatalf("%v %v", resp, err)
 	}
 	resp.Body.Close()
+	// The talker is answered once its handler has returned, which its client does not see.
+	r.waitStats("the talker answered", func(st host.GateStats) bool { return st.Answering == 1 })
 	r.dial() // over the cap of two
 	if closed, _ := closedWithin(talker, 2*time.Second); !closed {
 		t.Fatal("the connection not being answered was not closed to make room")

@@ -156,6 +156,7 @@ type Gate struct {
 type GateStats struct {
 	Held            int   `json:"held"`            // connections held now
 	Unauthenticated int   `json:"unauthenticated"` // of which not yet authorised
+	Answering       int   `json:"answering"`       // of those, with a request being answered now
 	Accepted        int64 `json:"accepted"`        // connections let in, ever
 	Evicted         int64 `json:"evicted"`         // closed to make room for a newer one
 	Refused         int64 `json:"refused"`         // refused at once: every connection held was authorised
@@ -263,6 +264,11 @@ func (g *Gate) Stats() GateStats {
 	defer g.mu.Unlock()
 	st := g.counts
 	st.Held, st.Unauthenticated = g.held, g.unauth.Len()
+	for e := g.unauth.Front(); e != nil; e = e.Next() {
+		if e.Value.(*gatedConn).busy.Load() {
+			st.Answering++
+		}
+	}
 	return st
 }
 
