@@ -163,7 +163,8 @@ func (r *rows) each(from int, yield func(int, Turn) bool) {
 //	row:  flags (withdrawn, pointer, role, kind), role or kind spelled out when not a known one,
 //	      varint bytes, varint discount, varint under - previous row's under,
 //	      uvarint len(seqs)+1 (0: nil), varint seq - previous seq for each,
-//	      uvarint len(label), label
+//	      uvarint len(label), label; or, when a row before it in the chunk has the same label
+//	      (a tool's name, the same first line), uvarint how many rows before
 //
 // A row's label is a string into data, which is never written.
 type packedRows struct {
@@ -179,6 +180,7 @@ const (
 	packPointer
 	packRoleShift = 2 // two bits: user, assistant, spelled out
 	packKindShift = 4 // three bits: own, import, inherited, residue, spelled out
+	packLabelRef  = 1 << 7
 )
 
 var (
@@ -200,9 +202,16 @@ func pack(ts []Turn) *packedRows {
 	}
 	p.rest = len(b)
 	var under, seq int64
+	seen := map[string]int{} // a label's first row: a row with the same label names it
 	for i := range ts {
 		t := &ts[i]
 		var flags byte
+		first, again := seen[t.Label]
+		if again {
+			flags |= packLabelRef
+		} else {
+			seen[t.Label] = i
+		}
 		if t.Withdrawn {
 			flags |= packWithdrawn
 		}
@@ -239,7 +248,11 @@ func pack(ts []Turn) *packedRows {
 			b = binary.AppendVarint(b, s-seq)
 			seq = s
 		}
-		b = appendPackedString(b, t.Label)
+		if again {
+			b = binary.AppendUvarint(b, uint64(i-first))
+		} else {
+			b = appendPackedString(b, t.Label)
+		}
 	}
 	p.data = bytes.Clone(b) // exactly its size: a table keeps one of these per 64 rows
 	return p
@@ -257,6 +270,8 @@ type packedReader struct {
 	under, seq int64
 	ptr        int
 	seqs       []int64 // the array the rows' Seqs are cut from
+	k          int     // rows decoded
+	labels     [chunkLen]string
 }
 
 func (p *packedRows) reader(seqs []int64) packedReader {
@@ -319,7 +334,13 @@ func (d *packedReader) next() Turn {
 			t.Seqs = []int64{}
 		}
 	}
-	t.Label = d.str()
+	if flags&packLabelRef != 0 {
+		t.Label = d.labels[d.k-int(d.uvarint(&d.at))]
+	} else {
+		t.Label = d.str()
+	}
+	d.labels[d.k] = t.Label
+	d.k++
 	return t
 }
 

@@ -36,7 +36,7 @@ func TestRowsAreASlice(t *testing.T) {
 				ID:       id,
 				Role:     rapid.SampledFrom(roles).Draw(rt, "role"),
 				Kind:     rapid.SampledFrom(kinds).Draw(rt, "kind"),
-				Label:    rapid.String().Draw(rt, "label"),
+				Label:    rapid.OneOf(rapid.String(), rapid.SampledFrom([]string{"bash", "", "read_file", "Running the tests now."})).Draw(rt, "label"),
 				Bytes:    rapid.Int64().Draw(rt, "bytes"),
 				Discount: rapid.Int64Range(-5, 1<<40).Draw(rt, "discount"),
 				Under:    rapid.IntRange(-1, 1<<20).Draw(rt, "under"),
