@@ -14,14 +14,10 @@ import (
 // rows is the turn table: a vec of Turn (persist.go) whose chunks are packed once no row in them
 // holds messages. A session keeps a row for every turn it ever had, so over a long session the
 // rows that left the context (under a residue, or withdrawn) are nearly all of them; a Turn is
-// 144 bytes and its Seqs another allocation, where a packed row is its label and about ten bytes
-// of varints. A packed chunk is never written: reading a row decodes it, and a write unpacks the
-// chunk into Turns first (a withdrawal reaching under a residue; rare), to be packed again when
-// the record is applied (settle).
-// rowsPerChunk is how many rows a chunk holds: chunkLen, and fewer in tests, which then pack and
-// unpack chunks in every short session they play.
-var rowsPerChunk = chunkLen
-
+// 144 bytes and its Seqs another allocation, where a packed row is about ten bytes of varints and
+// its label when the chunk does not hold it already. A packed chunk is never written: reading a
+// row decodes it, and a write unpacks the chunk into Turns first (a withdrawal reaching under a
+// residue; rare), to be packed again when the record is applied (settle).
 type rows struct {
 	chunks []rowChunk
 	mine   []bool // mine[i]: chunks[i].full is this table's alone and may be written in place
@@ -30,6 +26,10 @@ type rows struct {
 	// starts with none: it packs what it writes.
 	dirty []int
 }
+
+// rowsPerChunk is how many rows a chunk holds: chunkLen, and fewer in tests, which then pack and
+// unpack chunks in every short session they play.
+var rowsPerChunk = chunkLen
 
 // rowChunk is rowsPerChunk rows (fewer in the last chunk), as Turns or packed.
 type rowChunk struct {
