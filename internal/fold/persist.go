@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 )
@@ -221,6 +222,54 @@ func (t *table[K, V]) share() table[K, V] {
 	return table[K, V]{layers: t.layers[:len(t.layers):len(t.layers)]}
 }
 
+// keySet is a set of call keys kept as a table is, its frozen layers sorted slices rather than
+// maps: 16 bytes a key where a map spends about 40. Keys are only added.
+type keySet struct {
+	top    map[callKey]struct{} // this set's own keys, written in place; nil when none
+	layers [][]callKey          // frozen, sorted, oldest first, never written again; copies share them
+}
+
+func (k *keySet) has(x callKey) bool {
+	if _, ok := k.top[x]; ok {
+		return true
+	}
+	for _, l := range k.layers {
+		if _, ok := slices.BinarySearchFunc(l, x, cmpKey); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (k *keySet) put(x callKey) {
+	if k.top == nil {
+		k.top = map[callKey]struct{}{}
+	}
+	k.top[x] = struct{}{}
+}
+
+// share freezes k's own keys into a sorted layer, merging layers as table.share does, and returns
+// a copy reading the same layers.
+func (k *keySet) share() keySet {
+	if len(k.top) > 0 {
+		l := slices.SortedFunc(maps.Keys(k.top), cmpKey)
+		layers := append(k.layers[:len(k.layers):len(k.layers)], l)
+		for n := len(layers); n >= 2 && 2*len(layers[n-1]) >= len(layers[n-2]); n = len(layers) {
+			m := slices.Clip(slices.CompactFunc(slices.SortedFunc(slices.Values(slices.Concat(layers[n-2], layers[n-1])), cmpKey), func(a, b callKey) bool { return a == b }))
+			layers = append(layers[:n-2:n-2], m)
+		}
+		k.top, k.layers = nil, layers
+	}
+	return keySet{layers: k.layers[:len(k.layers):len(k.layers)]}
+}
+
+func cmpKey(a, b callKey) int {
+	if c := cmp.Compare(a[0], b[0]); c != 0 {
+		return c
+	}
+	return cmp.Compare(a[1], b[1])
+}
+
 // all returns every entry in one new map.
 func (t *table[K, V]) all() map[K]V {
 	m := map[K]V{}
@@ -267,3 +316,18 @@ func (r rows) contents() any {
 }
 
 func (r rows) isShared() bool { return !slices.Contains(r.mine, true) }
+
+func (k keySet) contents() any {
+	out := map[callKey]bool{}
+	for x := range k.top {
+		out[x] = true
+	}
+	for _, l := range k.layers {
+		for _, x := range l {
+			out[x] = true
+		}
+	}
+	return out
+}
+
+func (k keySet) isShared() bool { return len(k.top) == 0 }

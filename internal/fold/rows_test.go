@@ -1,6 +1,7 @@
 package fold
 
 import (
+	"maps"
 	"slices"
 	"testing"
 
@@ -165,4 +166,47 @@ func TestPackedRows(t *testing.T) {
 	t.Run("IncrementalEqualsWhole", TestIncrementalEqualsWhole)
 	t.Run("Inheritance", TestInheritance)
 	t.Run("StateIsAValue", TestStateIsAValue)
+}
+
+// The set of call keys is a set: random adds and copies that go on adding leave each answering as
+// a map would of what it was given, with keys that share a first word, and the copy of a copy.
+func TestKeySetIsASet(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		type copyOf struct {
+			k    keySet
+			seen map[callKey]bool
+		}
+		sets := []copyOf{{seen: map[callKey]bool{}}}
+		key := func() callKey {
+			return callKey{rapid.Uint64Range(0, 3).Draw(rt, "hi"), rapid.Uint64Range(0, 40).Draw(rt, "lo")}
+		}
+		for range rapid.IntRange(0, 200).Draw(rt, "ops") {
+			i := rapid.IntRange(0, len(sets)-1).Draw(rt, "set")
+			s := &sets[i]
+			switch rapid.IntRange(0, 3).Draw(rt, "op") {
+			case 0, 1:
+				x := key()
+				s.k.put(x)
+				s.seen[x] = true
+			case 2:
+				c := copyOf{s.k.share(), maps.Clone(s.seen)}
+				sets = append(sets, c)
+			default:
+				x := key()
+				if got := s.k.has(x); got != s.seen[x] {
+					rt.Fatalf("set %d has %v: %v, want %v", i, x, got, s.seen[x])
+				}
+			}
+		}
+		for i, s := range sets {
+			for x := range s.seen {
+				if !s.k.has(x) {
+					rt.Fatalf("set %d lost %v", i, x)
+				}
+			}
+			if got := s.k.contents().(map[callKey]bool); len(got) != len(s.seen) {
+				rt.Fatalf("set %d holds %d keys, want %d", i, len(got), len(s.seen))
+			}
+		}
+	})
 }

@@ -128,7 +128,7 @@ type State struct {
 	owed     []string                         // call ids the newest assistant turn still owes, in call order; replaced whole
 	started  table[string, bool]              // owed calls with a tool_started event
 	finished table[string, record.ToolResult] // owed calls whose tool_finished kept the result
-	calls    table[callKey, struct{}]         // every tool call id ever recorded in this session, as a key
+	calls    keySet                           // every tool call id ever recorded in this session, as a key
 
 	parent   string // the parent session of an inherited record
 	inFlight bool   // an exchange was taken up and not yet quiesced

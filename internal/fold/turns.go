@@ -330,7 +330,7 @@ func (s *State) applyAssistant(seq int64, b *record.AssistantMessage) {
 	for _, p := range b.Parts {
 		if p.Type == record.PartToolCall {
 			s.owed = append(s.owed, p.CallID)
-			s.calls.put(keyOfCall(p.CallID), struct{}{})
+			s.calls.put(keyOfCall(p.CallID))
 		}
 	}
 	if len(s.owed) > 0 {
