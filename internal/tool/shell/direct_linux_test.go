@@ -2,11 +2,9 @@ package shell
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -74,18 +72,7 @@ func TestParentDeathSignal(t *testing.T) {
 	if os.Getenv("REIN_SHELL_PDEATH_HELPER") != "" {
 		t.Skip("in the helper")
 	}
-	dir := t.TempDir()
-	helper := exec.Command(os.Args[0], "-test.run=^TestHelperParentDeath$", "-test.v")
-	helper.Env = append(os.Environ(), "REIN_SHELL_PDEATH_HELPER="+dir)
-	out := &strings.Builder{}
-	helper.Stdout, helper.Stderr = out, out
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer helper.Process.Kill()
-	if !eventually(10*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "ready")); return err == nil }) {
-		t.Fatalf("the helper never got ready; it said %s", out)
-	}
+	helper, dir, out := startHelper(t, "TestHelperParentDeath", "REIN_SHELL_PDEATH_HELPER", "ready")
 	shell := readPID(t, filepath.Join(dir, "pgid"))
 	keeperPID := readPID(t, filepath.Join(dir, "keeper"))
 	defer func() {

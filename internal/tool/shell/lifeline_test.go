@@ -3,9 +3,7 @@ package shell
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,18 +15,7 @@ func TestKilledKeeperIsReplaced(t *testing.T) {
 	if os.Getenv("REIN_SHELL_KEEPER_HELPER") != "" {
 		t.Skip("in the helper")
 	}
-	dir := t.TempDir()
-	helper := exec.Command(os.Args[0], "-test.run=^TestHelperLosesItsKeeper$", "-test.v")
-	helper.Env = append(os.Environ(), "REIN_SHELL_KEEPER_HELPER="+dir)
-	out := &strings.Builder{}
-	helper.Stdout, helper.Stderr = out, out
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer helper.Process.Kill()
-	if !eventually(10*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, "replaced")); return err == nil }) {
-		t.Fatalf("the helper never replaced its keeper; it said %s", out)
-	}
+	helper, dir, out := startHelper(t, "TestHelperLosesItsKeeper", "REIN_SHELL_KEEPER_HELPER", "replaced")
 	pgid := readPID(t, filepath.Join(dir, "pgid"))
 	var pids []int
 	if !eventually(5*time.Second, func() bool { pids = members(pgid); return countComm(pids, "sleep") == 2 }) {

@@ -60,6 +60,27 @@ func run(t testing.TB, sh *Tool, command string) tool.Result {
 	return sh.Run(context.Background(), bashCall(command, 0))
 }
 
+// startHelper runs the test named test in a child test process, its environment naming a fresh
+// directory in env, and waits until the child has made the file mark there (what it writes to say
+// it is ready). It returns the child, the directory and what the child says; the child is killed
+// when the test ends.
+func startHelper(t *testing.T, test, env, mark string) (*exec.Cmd, string, *strings.Builder) {
+	t.Helper()
+	dir := t.TempDir()
+	helper := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	helper.Env = append(os.Environ(), env+"="+dir)
+	out := &strings.Builder{}
+	helper.Stdout, helper.Stderr = out, out
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { helper.Process.Kill() })
+	if !eventually(10*time.Second, func() bool { _, err := os.Stat(filepath.Join(dir, mark)); return err == nil }) {
+		t.Fatalf("%s never made %s; it said %s", test, mark, out)
+	}
+	return helper, dir, out
+}
+
 // eventually polls cond every few milliseconds until it holds or the deadline passes. It is the
 // only way these tests wait for something outside the process: there is no signal to wait on for
 // "this process is gone".
