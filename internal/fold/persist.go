@@ -201,28 +201,37 @@ func (t *table[K, V]) write(k K, e slot[V]) {
 	t.top[k] = e
 }
 
-// share freezes t's own entries into a layer and returns a copy reading the same layers. While
-// the newest layer is at least half the size of the one below, the two are merged into a new
-// map, so sizes fall geometrically: a lookup reads O(log n) maps, and each entry is copied
-// O(log n) times over the table's life.
+// share freezes t's own entries into a layer (pile) and returns a copy reading the same layers.
 func (t *table[K, V]) share() table[K, V] {
 	if len(t.top) > 0 {
-		layers := append(t.layers[:len(t.layers):len(t.layers)], t.top)
-		for n := len(layers); n >= 2 && 2*len(layers[n-1]) >= len(layers[n-2]); n = len(layers) {
-			m := make(map[K]slot[V], len(layers[n-2])+len(layers[n-1]))
-			maps.Copy(m, layers[n-2])
-			maps.Copy(m, layers[n-1])
-			if n == 2 { // the bottom layer: nothing below for a deletion to hide
+		size := func(m map[K]slot[V]) int { return len(m) }
+		t.layers = pile(t.layers, t.top, size, func(a, b map[K]slot[V], bottom bool) map[K]slot[V] {
+			m := make(map[K]slot[V], len(a)+len(b))
+			maps.Copy(m, a)
+			maps.Copy(m, b)
+			if bottom { // nothing below for a deletion to hide
 				maps.DeleteFunc(m, func(_ K, e slot[V]) bool { return !e.ok })
 			}
-			layers = append(layers[:n-2:n-2], m)
-		}
-		t.top, t.layers = nil, layers
+			return m
+		})
+		t.top = nil
 	}
 	return table[K, V]{layers: t.layers[:len(t.layers):len(t.layers)]}
 }
 
-// keySet is a set of call keys kept as a table is, its frozen layers sorted slices rather than
+// pile puts top on layers (a copy's: the array below is shared) and, while the newest layer is at
+// least half the size of the one below, merges the two into a new one (bottom: nothing lies below
+// it), so sizes fall geometrically: a lookup reads O(log n) layers, and each entry is copied
+// O(log n) times over the container's life.
+func pile[L any](layers []L, top L, size func(L) int, merge func(a, b L, bottom bool) L) []L {
+	layers = append(layers[:len(layers):len(layers)], top)
+	for n := len(layers); n >= 2 && 2*size(layers[n-1]) >= size(layers[n-2]); n = len(layers) {
+		layers = append(layers[:n-2:n-2], merge(layers[n-2], layers[n-1], n == 2))
+	}
+	return layers
+}
+
+// keySet is a set of call keys kept as a table is (pile), its frozen layers sorted slices rather than
 // maps: 16 bytes a key where a map spends about 40. Keys are only added.
 type keySet struct {
 	top    map[callKey]struct{} // this set's own keys, written in place; nil when none
@@ -248,17 +257,16 @@ func (k *keySet) put(x callKey) {
 	k.top[x] = struct{}{}
 }
 
-// share freezes k's own keys into a sorted layer, merging layers as table.share does, and returns
-// a copy reading the same layers.
+// share freezes k's own keys into a sorted layer and returns a copy reading the same layers.
 func (k *keySet) share() keySet {
 	if len(k.top) > 0 {
-		l := slices.SortedFunc(maps.Keys(k.top), cmpKey)
-		layers := append(k.layers[:len(k.layers):len(k.layers)], l)
-		for n := len(layers); n >= 2 && 2*len(layers[n-1]) >= len(layers[n-2]); n = len(layers) {
-			m := slices.Clip(slices.CompactFunc(slices.SortedFunc(slices.Values(slices.Concat(layers[n-2], layers[n-1])), cmpKey), func(a, b callKey) bool { return a == b }))
-			layers = append(layers[:n-2:n-2], m)
-		}
-		k.top, k.layers = nil, layers
+		size := func(l []callKey) int { return len(l) }
+		k.layers = pile(k.layers, slices.SortedFunc(maps.Keys(k.top), cmpKey), size, func(a, b []callKey, _ bool) []callKey {
+			m := slices.Concat(a, b)
+			slices.SortFunc(m, cmpKey)
+			return slices.Clip(slices.Compact(m))
+		})
+		k.top = nil
 	}
 	return keySet{layers: k.layers[:len(k.layers):len(k.layers)]}
 }
