@@ -65,33 +65,45 @@ func (l *loci) add(loc record.Locus) {
 // at returns the locus of record seq, which is in l.
 func (l *loci) at(seq int64) record.Locus {
 	i := int(seq - 1)
-	ch := &l.chunks[i/lociChunk]
-	k := i % lociChunk
-	m := ch.marks[k/lociMarkEvery]
+	var loc record.Locus
+	l.chunks[i/lociChunk].walk(i/lociChunk*lociChunk, i%lociChunk, func(x record.Locus) bool {
+		loc = x
+		return false
+	})
+	return loc
+}
+
+// after returns the loci of the records after seq after, decoding each chunk once.
+func (l *loci) after(after int64) []record.Locus {
+	out := make([]record.Locus, 0, max(l.n-int(after), 0))
+	for i := int(after); i < l.n; i = (i/lociChunk + 1) * lociChunk {
+		l.chunks[i/lociChunk].walk(i/lociChunk*lociChunk, i%lociChunk, func(x record.Locus) bool {
+			out = append(out, x)
+			return true
+		})
+	}
+	return out
+}
+
+// walk yields the loci of the chunk's records from its k-th on, in order, until yield says stop;
+// base is how many records come before the chunk. It decodes from the mark at or before k.
+func (ch *lociRun) walk(base, k int, yield func(record.Locus) bool) {
+	first := k - k%lociMarkEvery
+	m := ch.marks[first/lociMarkEvery]
 	at, off := m.at, m.off
 	var n int64
-	for j := k - k%lociMarkEvery; ; j++ {
+	for j := first; j < len(ch.sums); j++ {
 		gap, w := binary.Varint(ch.entries[at:])
 		at += w
-		if j > k-k%lociMarkEvery {
+		if j > first {
 			off += n + gap
 		}
 		n, w = binary.Varint(ch.entries[at:])
 		at += w
-		if j == k {
-			break
+		if j >= k && !yield(record.Locus{Seq: int64(base + j + 1), Off: off, Len: n, Sum: ch.sums[j]}) {
+			return
 		}
 	}
-	return record.Locus{Seq: seq, Off: off, Len: n, Sum: ch.sums[k]}
-}
-
-// after returns the loci of the records after seq after.
-func (l *loci) after(after int64) []record.Locus {
-	out := make([]record.Locus, 0, max(l.n-int(after), 0))
-	for seq := after + 1; seq <= int64(l.n); seq++ {
-		out = append(out, l.at(seq))
-	}
-	return out
 }
 
 // view returns l as it is now, for readers: later adds to l do not change it.
