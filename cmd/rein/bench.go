@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/reinhq/rein/internal/agent"
@@ -64,7 +65,10 @@ reply. It prints each figure's p50, p90 and p99 in milliseconds, per tool turn:
 
 Then the floor, measured here the same number of times: a bare bash -c 'echo x' spawned
 and awaited, an fsync of a small append, a loopback HTTP round trip, and the sum of their
-medians. Percentiles are of each line alone: they do not add up.`,
+medians. Percentiles are of each line alone: they do not add up.
+
+Last, the CPU time per tool turn: the rein run's, split into rein's own and its commands'
+(bash; under a held sandbox, its helper too), and the simulator's.`,
 		Example: `  rein bench turns
   rein bench turns --turns 1000 --sandbox off`,
 		Args: cobra.NoArgs,
@@ -160,10 +164,13 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 		"REIN_HOME="+home, "XDG_CONFIG_HOME="+conf, "ANTHROPIC_API_KEY=bench")
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	// While rein runs, this process only serves the simulator: its CPU time is the simulator's.
+	before := selfCPU()
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("the timed rein run failed: %v\n%s", err, stderr.Bytes())
 	}
-	marks, err := readTrace(tracePath)
+	simCPU := selfCPU().less(before)
+	marks, reinCPU, err := readTrace(tracePath)
 	if err != nil {
 		return err
 	}
@@ -179,7 +186,7 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	if err != nil {
 		return err
 	}
-	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	all := cpuSpent{cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()}
 	mode := o.sandbox
 	if mode == "" {
 		mode = string(sandboxSupport().Default()) + " (rein's default here)"
@@ -224,10 +231,20 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	row("  fsync", floor.fsync)
 	row("  loopback HTTP", floor.http)
 	fmt.Fprintf(out, "%-26s %8s\n", "  sum of the p50s", ms(pct(floor.spawn, 50)+pct(floor.fsync, 50)+pct(floor.http, 50)))
-	// The CPU time is rein's and its commands' (rein reaps them), over the whole run: its start
-	// and the closing reply too, spread over the tool turns.
-	fmt.Fprintf(out, "\nCPU time of the rein run, per tool turn: %s ms (user %s, system %s)\n",
-		ms(cpu/time.Duration(o.turns)), ms(cmd.ProcessState.UserTime()/time.Duration(o.turns)), ms(cmd.ProcessState.SystemTime()/time.Duration(o.turns)))
+	// The CPU times are over the whole run (rein's start and the closing reply too) spread over
+	// the tool turns; the run's is rein's and its commands' (rein reaps them), of which rein's own
+	// is what it said in the trace.
+	perTurn := func(name string, c cpuSpent) {
+		n := time.Duration(o.turns)
+		fmt.Fprintf(out, "%-26s %8s   (user %s, system %s)\n", name, ms(c.total()/n), ms(c.user/n), ms(c.system/n))
+	}
+	fmt.Fprintf(out, "\nCPU time per tool turn (ms)\n")
+	perTurn("  the rein run", all)
+	if reinCPU.total() > 0 {
+		perTurn("    rein itself", reinCPU)
+		perTurn("    its commands", all.less(reinCPU))
+	}
+	perTurn("  the simulator", simCPU)
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(out, "load average (1, 5, 15 min) at the end: %s\n", strings.Join(strings.Fields(string(load))[:3], " "))
 	}
@@ -425,27 +442,65 @@ func (t *turnTrace) write(log io.Writer) {
 	for _, m := range t.marks {
 		fmt.Fprintf(&b, "%s %d\n", m.name, m.at.UnixNano())
 	}
+	// Last, rein's own CPU time so far (its commands' is not in it), for the bench to tell the
+	// two apart: "cpu user-ns system-ns".
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		fmt.Fprintf(&b, "%s %d %d\n", cpuMark, time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()))
+	}
 	if err := os.WriteFile(t.path, b.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(log, "rein: write the turn trace: %v\n", err)
 	}
 }
 
-// readTrace reads a trace file turnTrace wrote.
-func readTrace(path string) ([]traceMark, error) {
+// cpuMark names the trace's last line, rein's own CPU time (see turnTrace.write).
+const cpuMark = "cpu"
+
+// cpuSpent is a process's CPU time, user and system.
+type cpuSpent struct{ user, system time.Duration }
+
+func (c cpuSpent) total() time.Duration { return c.user + c.system }
+
+func (c cpuSpent) less(d cpuSpent) cpuSpent { return cpuSpent{c.user - d.user, c.system - d.system} }
+
+// selfCPU is this process's CPU time so far.
+func selfCPU() cpuSpent {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return cpuSpent{time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())}
+}
+
+// readTrace reads a trace file turnTrace wrote: its marks, and rein's own CPU time (zero if the
+// file has no cpu line).
+func readTrace(path string) ([]traceMark, cpuSpent, error) {
+	var cpu cpuSpent
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("read the turn trace: %w", err)
+		return nil, cpu, fmt.Errorf("read the turn trace: %w", err)
 	}
 	defer f.Close()
 	var marks []traceMark
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		name, ns, ok := strings.Cut(sc.Text(), " ")
-		n, err := strconv.ParseInt(ns, 10, 64)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("read the turn trace: a malformed line %q", sc.Text())
+		malformed := fmt.Errorf("read the turn trace: a malformed line %q", sc.Text())
+		f := strings.Fields(sc.Text())
+		if len(f) == 3 && f[0] == cpuMark {
+			u, err1 := strconv.ParseInt(f[1], 10, 64)
+			s, err2 := strconv.ParseInt(f[2], 10, 64)
+			if err1 != nil || err2 != nil {
+				return nil, cpu, malformed
+			}
+			cpu = cpuSpent{time.Duration(u), time.Duration(s)}
+			continue
 		}
-		marks = append(marks, traceMark{name, time.Unix(0, n)})
+		if len(f) != 2 {
+			return nil, cpu, malformed
+		}
+		n, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return nil, cpu, malformed
+		}
+		marks = append(marks, traceMark{f[0], time.Unix(0, n)})
 	}
-	return marks, sc.Err()
+	return marks, cpu, sc.Err()
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,20 @@ func TestBenchTurns(t *testing.T) {
 		}
 		if !regexp.MustCompile(`(?m)^\s*sum of the p50s\s+\d+\.\d{3}$`).MatchString(res.stdout) {
 			t.Errorf("no sum of the floor's medians:\n%s", res.stdout)
+		}
+		// The CPU split: the run's, rein's own within it (from its trace) and its commands', and
+		// the simulator's; rein's own is some of the run's, not all of it (bash ran too).
+		cpu := map[string]float64{}
+		for _, name := range []string{"the rein run", "rein itself", "its commands", "the simulator"} {
+			m := regexp.MustCompile(`(?m)^\s*` + name + `\s+(\d+\.\d{3})\s+\(user \d+\.\d{3}, system \d+\.\d{3}\)$`).FindStringSubmatch(res.stdout)
+			if m == nil {
+				t.Errorf("no CPU row %q:\n%s", name, res.stdout)
+				continue
+			}
+			cpu[name], _ = strconv.ParseFloat(m[1], 64)
+		}
+		if own, run := cpu["rein itself"], cpu["the rein run"]; own <= 0 || own >= run {
+			t.Errorf("rein's own CPU %.3f ms a turn, the run's %.3f: want some of it", own, run)
 		}
 	}
 }
