@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -213,6 +214,22 @@ func looksLikeSession(arg, cwd string) bool {
 
 // runSession is rein's main job: open or start a session, take up the prompt, print the
 // exchange, and exit with a code that says how it ended.
+// oneProcessor runs rein's own Go code on one processor where the machine (or the container's
+// share of it) has two or fewer and GOMAXPROCS does not say otherwise. A session's work is one
+// chain of hand-offs — the reply's stream to the loop, the loop to a tool, the command's exit
+// back — with little to run side by side, while the commands it starts need a processor of
+// their own: with two, the runtime wakes a second thread for nearly every hand-off, and a
+// cross-processor wake-up is dear, on a virtual machine above all. On a 2-processor virtual
+// machine a bash tool turn took 6–9 % less time this way (rein bench turns, medians of 9 and 11
+// alternating runs, all but one pair faster). A Stop is not delayed past the runtime's
+// preemption of a busy goroutine (10 ms), and a host (rein serve), whose conversations run side
+// by side, keeps every processor.
+func oneProcessor() {
+	if os.Getenv("GOMAXPROCS") == "" && runtime.GOMAXPROCS(0) <= 2 {
+		runtime.GOMAXPROCS(1)
+	}
+}
+
 func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) error {
 	// A closed standard output (rein run ... | head -1) is a Stop, not a death: with SIGPIPE
 	// notified rather than fatal, a write to the closed pipe fails with EPIPE, and the guard turns
@@ -221,6 +238,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	// pipe of their own. It stays notified until rein exits, so a last message to a closed
 	// standard error cannot kill it either.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	oneProcessor()
 	ctx, stop := context.WithCancelCause(context.Background())
 	defer stop(nil)
 	guard := &stdoutGuard{w: stdout, gone: func() { stop(errStdoutClosed) }}
