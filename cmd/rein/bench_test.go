@@ -95,3 +95,17 @@ func TestSplitTurns(t *testing.T) {
 		t.Errorf("p99 of 1..5 is %v", got)
 	}
 }
+
+// TestOneWillDo: rein's own code runs on one processor only where the runtime has two or fewer
+// and the person did not set GOMAXPROCS.
+func TestOneWillDo(t *testing.T) {
+	for _, c := range []struct {
+		env   string
+		procs int
+		want  bool
+	}{{"", 1, true}, {"", 2, true}, {"", 3, false}, {"", 64, false}, {"2", 2, false}, {"8", 2, false}} {
+		if got := oneWillDo(c.env, c.procs); got != c.want {
+			t.Errorf("GOMAXPROCS=%q, %d processors: one %v, want %v", c.env, c.procs, got, c.want)
+		}
+	}
+}

@@ -68,6 +68,7 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
 }
 
 func chat(cmd *cobra.Command, f runFlags, back backendFlags, connect, token, resume string) error {
+	oneProcessor()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	opt := tui.Options{Resume: resume, Out: cmd.OutOrStdout()}
