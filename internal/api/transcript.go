@@ -2,14 +2,34 @@ package api
 
 import "github.com/reinhq/rein/internal/record"
 
+// CapTranscriptPages: GET .../transcript?index_from=N answers the index a page at a time, from
+// turn N on (IndexNext says where the next page starts), and ?index=none answers it empty, for a
+// client that shows only the context. Without either, the whole index, as before.
+const CapTranscriptPages = "transcript-pages.v1"
+
+// IndexPageBytes is the most bytes of rows one page of the index holds (one row at least).
+const IndexPageBytes = 64 << 10
+
 // Transcript is what GET /api/conversations/{id}/transcript answers: the context as the next
-// request would send it, its survey, every recorded turn with where it is held, and the residues.
+// request would send it, its survey, every recorded turn with where it is held (or a page of
+// them), and the residues.
 type Transcript struct {
 	System   string           `json:"system"`
 	Messages []record.Message `json:"messages"`
 	Survey   Survey           `json:"survey"`
 	Index    []Row            `json:"index"`
-	Residues []Residue        `json:"residues"`
+	// IndexNext is the turn the next page of the index starts at, when a page was asked for
+	// (index_from) and did not reach the last turn; absent otherwise.
+	IndexNext int64     `json:"index_next,omitempty"`
+	Residues  []Residue `json:"residues"`
+}
+
+// IndexPage says which of the index a transcript answers: From is the first turn of a page (with
+// Paged), None that the index is left out; the zero value is all of it.
+type IndexPage struct {
+	Paged bool
+	From  int64
+	None  bool
 }
 
 // Survey is the frontier of the context as rows, and the bytes a request carries.

@@ -183,8 +183,25 @@ func (c *Client) Fork(ctx context.Context, id, op string, at int64) (v api.View,
 
 // Transcript returns the context as it would be sent, the survey, the turn index and the residues.
 func (c *Client) Transcript(ctx context.Context, id string) (api.Transcript, error) {
+	return c.TranscriptPage(ctx, id, api.IndexPage{})
+}
+
+// TranscriptPage is Transcript with as much of the index as page says: a page of it from a turn,
+// or none (capability transcript-pages.v1; a host without it answers the whole index).
+func (c *Client) TranscriptPage(ctx context.Context, id string, page api.IndexPage) (api.Transcript, error) {
+	q := url.Values{}
+	switch {
+	case page.None:
+		q.Set("index", "none")
+	case page.Paged:
+		q.Set("index_from", strconv.FormatInt(page.From, 10))
+	}
+	path := convPath(id, "/transcript")
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
 	var out api.Transcript
-	err := c.do(ctx, http.MethodGet, convPath(id, "/transcript"), nil, &out)
+	err := c.do(ctx, http.MethodGet, path, nil, &out)
 	return out, err
 }
 

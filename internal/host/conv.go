@@ -629,9 +629,9 @@ func (c *Conv) Close(op string) error {
 	return c.indexLocked()
 }
 
-// Transcript answers the context as it would be sent, the survey, the turn index and the
-// residues (api.Transcript), encoded as JSON.
-func (c *Conv) Transcript() ([]byte, error) {
+// Transcript answers the context as it would be sent, the survey, the turn index (all of it, a
+// page, or none, as page says) and the residues (api.Transcript), encoded as JSON.
+func (c *Conv) Transcript(page api.IndexPage) ([]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.openLocked(); err != nil {
@@ -639,8 +639,34 @@ func (c *Conv) Transcript() ([]byte, error) {
 	}
 	defer c.restLocked()
 	st := c.sess.Snapshot()
-	return json.Marshal(api.Transcript{System: st.System(), Messages: st.Context(), Survey: surveyOf(st.Survey()),
-		Index: rowsOf(st.Index()), Residues: residuesOf(st.Residues())})
+	t := api.Transcript{System: st.System(), Messages: st.Context(), Survey: surveyOf(st.Survey()), Index: []api.Row{},
+		Residues: residuesOf(st.Residues())}
+	switch {
+	case page.None:
+	case page.Paged:
+		t.Index, t.IndexNext = indexPage(st, page.From)
+	default:
+		t.Index = rowsOf(st.Index())
+	}
+	return json.Marshal(t)
+}
+
+// indexPageBytes is api.IndexPageBytes, a variable for the tests.
+var indexPageBytes = api.IndexPageBytes
+
+// indexPage is the index from turn from on, at most indexPageBytes of rows (one at least), and
+// the turn the next page starts at, 0 when this one reaches the last.
+func indexPage(st *fold.State, from int64) (rows []api.Row, next int64) {
+	rows, size := []api.Row{}, 0
+	for r := range st.IndexFrom(from) {
+		row := rowsOf([]fold.Row{r})[0]
+		b, _ := json.Marshal(row)
+		if size += len(b) + 1; size > indexPageBytes && len(rows) > 0 {
+			return rows, r.From
+		}
+		rows = append(rows, row)
+	}
+	return rows, 0
 }
 
 // Subscription is an events stream's hold on a conversation: the session stays open until End.

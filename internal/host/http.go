@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"reflect"
 	"strconv"
 	"strings"
@@ -23,7 +24,8 @@ import (
 
 // capabilities are what every host accepts (package api names them); a host whose agents take an
 // approver and a model (Config.NewAgentFor) also accepts approvals and model switches.
-var capabilities = []string{api.CapStop, api.CapOpIDs, api.CapEvents, api.CapAttachments, api.CapQueue, api.CapEdits, api.CapFork, api.CapRelease}
+var capabilities = []string{api.CapStop, api.CapOpIDs, api.CapEvents, api.CapAttachments, api.CapQueue, api.CapEdits, api.CapFork, api.CapRelease,
+	api.CapTranscriptPages}
 
 // PingEvery is how often an events stream sends a keep-alive comment, so that a proxy keeps it open
 // and a peer that vanished is found by the write failing.
@@ -378,13 +380,41 @@ func (s *Server) transcript(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	b, err := c.Transcript()
+	page, err := indexPageOf(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	b, err := c.Transcript(page)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, err = w.Write(b)
 	return err
+}
+
+// indexPageOf reads which of the index a transcript request asks for (capability
+// transcript-pages.v1): index_from=N, a page from turn N; index=none, no index; neither, all.
+func indexPageOf(q url.Values) (api.IndexPage, error) {
+	var p api.IndexPage
+	switch v := q.Get("index"); v {
+	case "", "all":
+	case "none":
+		p.None = true
+	default:
+		return p, errf(api.BadRequest, "index=%q: give index=none to leave the index out, or index_from=N for a page of it from turn N", v)
+	}
+	if v := q.Get("index_from"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return p, errf(api.BadRequest, "index_from=%q is not a turn id: give the first turn of the page (0 for the start)", v)
+		}
+		if p.None {
+			return p, errf(api.BadRequest, "index=none and index_from ask for no index and a page of it: give one")
+		}
+		p.Paged, p.From = true, n
+	}
+	return p, nil
 }
 
 // events streams a conversation's records as server-sent events, resuming after Last-Event-ID

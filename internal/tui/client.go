@@ -58,7 +58,8 @@ func (h *ClientHost) Stop(ctx context.Context, id, op string) (api.StopResult, e
 
 // Transcript implements Host.
 func (h *ClientHost) Transcript(ctx context.Context, id string) (api.Transcript, error) {
-	return h.c.Transcript(ctx, id)
+	// The chat shows the survey, never the index: a long conversation's index is not built.
+	return h.c.TranscriptPage(ctx, id, api.IndexPage{None: true})
 }
 
 // Events implements Host. The client reconnects on its own with Last-Event-ID; its stream ends

@@ -19,7 +19,7 @@ type Host interface {
 	Send(ctx context.Context, id string, m api.Message) (api.SendResult, error)
 	Stop(ctx context.Context, id, op string) (api.StopResult, error)
 	// Transcript answers what GET /api/conversations/{id}/transcript does; the chat shows its
-	// survey and index.
+	// survey (the index may be left out).
 	Transcript(ctx context.Context, id string) (api.Transcript, error)
 	// Events streams the conversation's records after seq after, and live material, until ctx
 	// ends. The channel closes when the stream ends; the chat then reconnects after the last seq

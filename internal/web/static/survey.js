@@ -24,7 +24,8 @@ export async function loadSurvey(conv, body, ctl = {}) {
   body.replaceChildren(el("p", { class: "muted" }, "Loading…"));
   let t;
   try {
-    t = (await request("GET", `/api/conversations/${encodeURIComponent(conv)}/transcript`)).body;
+    // The panel shows the survey, never the index: a long conversation's is left unbuilt.
+    t = (await request("GET", `/api/conversations/${encodeURIComponent(conv)}/transcript?index=none`)).body;
   } catch (err) {
     body.replaceChildren(el("p", { class: "error" }, `The context could not be read: ${err.message}`));
     return;
