@@ -166,3 +166,43 @@ func BenchmarkStepPublished(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenSubmissions is what a host conversation's published state reads of its messages
+// after every record (host.StateOf): the open ones, a handful however long the conversation,
+// against walking every message it ever had (what StateOf did before OpenSubmissions).
+func BenchmarkOpenSubmissions(b *testing.B) {
+	for _, n := range []int{100, 5000} {
+		l := newLog(b)
+		for i := range n {
+			id := fmt.Sprintf("m%d", i)
+			l.add(&record.Submission{ID: id, Op: "op-" + id, State: record.SubmissionAccepted, Text: "message " + id})
+			l.add(&record.UserPrompt{Turn: l.s.Next(), Text: "message " + id, Submission: id})
+			l.add(&record.AssistantMessage{Turn: l.s.Next(), Parts: []record.Part{text("done")}})
+			l.add(&record.Quiesced{Reason: Replied})
+			for _, p := range l.s.FinishPlan(Replied, "") {
+				l.add(p)
+			}
+		}
+		l.add(&record.Submission{ID: "last", Op: "op-last", State: record.SubmissionAccepted, Text: "waiting"})
+		b.Run(fmt.Sprintf("messages=%d/open", n), func(b *testing.B) {
+			for b.Loop() {
+				if len(l.s.OpenSubmissions()) != 1 {
+					b.Fatal("want the one waiting")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("messages=%d/every", n), func(b *testing.B) {
+			for b.Loop() {
+				open := 0
+				for _, v := range l.s.Submissions() {
+					if v.Open() {
+						open++
+					}
+				}
+				if open != 1 {
+					b.Fatal("want the one waiting")
+				}
+			}
+		})
+	}
+}

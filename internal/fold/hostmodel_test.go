@@ -179,6 +179,22 @@ func (h *hostModel) crash() {
 // check holds after every step.
 func (h *hostModel) check() {
 	s := h.l.s
+	// The open submissions and the operations' index are what a walk of them all finds.
+	var open []Submission
+	for _, v := range s.Submissions() {
+		if v.Open() {
+			open = append(open, v)
+		}
+		if got, ok := s.SubmissionByOp(v.Op); !ok || got.ID != v.ID {
+			h.t.Fatalf("SubmissionByOp(%q) = %s, %v; want %s", v.Op, got.ID, ok, v.ID)
+		}
+	}
+	if d := cmp.Diff(open, s.OpenSubmissions(), cmp.AllowUnexported(Submission{})); d != "" {
+		h.t.Fatalf("OpenSubmissions differs from the open ones of Submissions:\n%s", d)
+	}
+	if _, ok := s.SubmissionByOp("op-never"); ok {
+		h.t.Fatalf("SubmissionByOp found an operation never used")
+	}
 	for _, v := range s.Submissions() {
 		switch {
 		case v.State == record.SubmissionHanded && (!s.InFlight() || s.Stopped()):

@@ -18,7 +18,7 @@ func (s *State) HandPlan() []record.Payload {
 		return nil
 	}
 	var ps []record.Payload
-	for v := range s.allSubs() {
+	for v := range s.openSubs() {
 		if v.State == record.SubmissionAccepted && !v.Queue {
 			ps = append(ps, &record.Submission{ID: v.ID, State: record.SubmissionHanded})
 		}
@@ -34,7 +34,7 @@ func (s *State) DeliveryPlan() []record.Payload {
 		return nil
 	}
 	var ps []record.Payload
-	for v := range s.allSubs() {
+	for v := range s.openSubs() {
 		if v.State == record.SubmissionHanded {
 			ps = append(ps, &record.Steering{Text: v.SteeringText(), Source: "user", Submission: v.ID})
 		}
@@ -44,7 +44,7 @@ func (s *State) DeliveryPlan() []record.Payload {
 
 // NextPrompt returns the submission the next exchange takes up as its prompt: the oldest waiting.
 func (s *State) NextPrompt() (Submission, bool) {
-	for v := range s.allSubs() {
+	for v := range s.openSubs() {
 		if v.Waiting() {
 			return v, true
 		}
@@ -95,7 +95,7 @@ func (s *State) StopPlan(op string, turn int64, running bool) StopPlan {
 	}
 	p := StopPlan{Interrupt: running, Settle: s.parked && !running}
 	var ids []string
-	for v := range s.allSubs() {
+	for v := range s.openSubs() {
 		if v.Waiting() {
 			p.Withdraw = append(p.Withdraw, v)
 			p.Records = append(p.Records, &record.Submission{ID: v.ID, State: record.SubmissionWithdrawn, Reason: "cancelled before it started"})
@@ -118,7 +118,7 @@ func (s *State) FinishPlan(reason, detail string) []record.Payload {
 		end = record.SubmissionAnswered
 	}
 	var ps []record.Payload
-	for v := range s.allSubs() {
+	for v := range s.openSubs() {
 		if v.State == record.SubmissionDelivered {
 			ps = append(ps, &record.Submission{ID: v.ID, State: end, Reason: reason, Detail: detail})
 		}
@@ -134,7 +134,7 @@ const HostRestarted = "host_restarted"
 // send it again under a new id; nothing is delivered twice), and one delivered ends cancelled.
 func (s *State) RestartPlan() []record.Payload {
 	var ps []record.Payload
-	for v := range s.allSubs() {
+	for v := range s.openSubs() {
 		switch {
 		case v.Waiting():
 			ps = append(ps, &record.Submission{ID: v.ID, State: record.SubmissionRejected, Reason: HostRestarted,

@@ -137,6 +137,8 @@ type State struct {
 	meta     Meta
 	subs     vec[Submission]                    // in the order they were accepted
 	subAt    table[string, int]                 // submission id → position in subs
+	subByOp  table[string, int]                 // operation id → position in subs
+	open     []int                              // positions in subs of those not ended, ascending; replaced, never written in place
 	stops    table[string, record.Stop]         // host Stop presses by operation id
 	stopped  int64                              // the Stop that interrupted the newest exchange, or 0
 	edits    table[string, int64]               // host context edits (evict, rewind, clear) by operation id → seq
@@ -227,6 +229,7 @@ func (s *State) Clone() *State {
 	c.calls = s.calls.share()
 	c.subs = s.subs.share()
 	c.subAt = s.subAt.share()
+	c.subByOp = s.subByOp.share()
 	c.stops = s.stops.share()
 	c.edits = s.edits.share()
 	c.answers = s.answers.share()

@@ -262,8 +262,14 @@ func (s *State) applySubmission(seq int64, b *record.Submission) {
 	}
 	v := s.subs.ptr(i)
 	v.State, v.Seq = b.State, seq
-	if b.Op != "" {
+	// The operation is the one that sent the message: the first record to name one (the host
+	// names it on the accepting record alone), and the first submission to claim an operation
+	// keeps it (judgeSubmission refuses a second acceptance under it).
+	if b.Op != "" && v.Op == "" {
 		v.Op = b.Op
+		if !s.subByOp.has(b.Op) {
+			s.subByOp.put(b.Op, i)
+		}
 	}
 	if b.Text != "" || len(b.Attachments) > 0 {
 		v.Text, v.Attachments = b.Text, b.Attachments
@@ -272,6 +278,19 @@ func (s *State) applySubmission(seq int64, b *record.Submission) {
 	v.Reason, v.Detail = b.Reason, b.Detail
 	if v.State == record.SubmissionAnswered || v.State == record.SubmissionCancelled {
 		v.letGo()
+	}
+	s.markOpen(i, v.Open())
+}
+
+// markOpen notes whether the submission at position i of subs is open, replacing s.open (which
+// copies of the state may share) when that changes it.
+func (s *State) markOpen(i int, open bool) {
+	at, was := slices.BinarySearch(s.open, i)
+	switch {
+	case open && !was:
+		s.open = slices.Insert(slices.Clip(s.open), at, i)
+	case !open && was:
+		s.open = slices.Delete(slices.Clone(s.open), at, at+1)
 	}
 }
 
@@ -290,7 +309,7 @@ func (s *State) takeUp() { s.stopped = 0 }
 // handBack ends the exchange's hold on the submissions handed to it and not delivered: they are
 // accepted again and wait for the next exchange (the quiesced event of seq).
 func (s *State) handBack(seq int64) {
-	for i := range s.subs.len() {
+	for _, i := range s.open {
 		if s.subs.at(i).State == record.SubmissionHanded {
 			v := s.subs.ptr(i)
 			v.State, v.Seq = record.SubmissionAccepted, seq
@@ -339,6 +358,21 @@ func (s *State) allSubs() iter.Seq[Submission] {
 	}
 }
 
+// openSubs yields the host submissions not ended (Open), in the order they were accepted.
+func (s *State) openSubs() iter.Seq[Submission] {
+	return func(yield func(Submission) bool) {
+		for _, i := range s.open {
+			if !yield(s.subs.at(i)) {
+				return
+			}
+		}
+	}
+}
+
+// OpenSubmissions returns the host submissions not ended (waiting or delivered), in the order
+// they were accepted: what a conversation's state shows, a handful however long it is.
+func (s *State) OpenSubmissions() []Submission { return slices.Collect(s.openSubs()) }
+
 // Submissions returns the host submissions in the order they were accepted.
 func (s *State) Submissions() []Submission {
 	out := make([]Submission, 0, s.subs.len())
@@ -359,12 +393,11 @@ func (s *State) Submission(id string) (Submission, bool) {
 
 // SubmissionByOp returns the submission a host operation id created.
 func (s *State) SubmissionByOp(op string) (Submission, bool) {
-	for v := range s.allSubs() {
-		if v.Op == op {
-			return v, true
-		}
+	i, ok := s.subByOp.get(op)
+	if !ok || op == "" {
+		return Submission{}, false
 	}
-	return Submission{}, false
+	return s.subs.at(i), true
 }
 
 // StopByOp returns the Stop recorded under a host operation id.

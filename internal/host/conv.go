@@ -128,7 +128,7 @@ func (c *Conv) openLocked() error {
 	// restart would, before anything is taken up.
 	st := sess.Snapshot()
 	unsettled := st.InFlight() || !st.IsReady()
-	for _, sub := range st.Submissions() {
+	for _, sub := range st.OpenSubmissions() {
 		unsettled = unsettled || sub.State == record.SubmissionDelivered
 	}
 	if unsettled || (shared && c.unsettledShared()) {

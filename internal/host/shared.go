@@ -145,12 +145,7 @@ func (c *Conv) unsettledShared() bool {
 	if st.InFlight() || !st.IsReady() {
 		return true
 	}
-	for _, sub := range st.Submissions() {
-		if sub.Open() {
-			return true
-		}
-	}
-	return false
+	return len(st.OpenSubmissions()) > 0
 }
 
 // dropLocked ends the session of a conversation this host may no longer write (its lease was

@@ -21,10 +21,8 @@ func StateOf(st *fold.State) api.State {
 	if s.InFlight {
 		s.Turn = st.Newest()
 	}
-	for _, sub := range st.Submissions() {
-		if sub.Open() {
-			s.Submissions = append(s.Submissions, api.Submission{ID: sub.ID, Op: sub.Op, State: public(sub.State), Text: sub.Text, Attachments: orEmpty(sub.Attachments), Queue: sub.Queue})
-		}
+	for _, sub := range st.OpenSubmissions() {
+		s.Submissions = append(s.Submissions, api.Submission{ID: sub.ID, Op: sub.Op, State: public(sub.State), Text: sub.Text, Attachments: orEmpty(sub.Attachments), Queue: sub.Queue})
 	}
 	if p, ok := st.Parking(); ok {
 		s.Hold = &api.Hold{CallID: p.CallID, Reason: p.Reason, By: p.By}
