@@ -444,10 +444,8 @@ func (t *turnTrace) write(log io.Writer) {
 	}
 	// Last, rein's own CPU time so far (its commands' is not in it), for the bench to tell the
 	// two apart: "cpu user-ns system-ns".
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
-		fmt.Fprintf(&b, "%s %d %d\n", cpuMark, time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()))
-	}
+	cpu := selfCPU()
+	fmt.Fprintf(&b, "%s %d %d\n", cpuMark, cpu.user, cpu.system)
 	if err := os.WriteFile(t.path, b.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(log, "rein: write the turn trace: %v\n", err)
 	}

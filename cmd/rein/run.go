@@ -212,16 +212,14 @@ func looksLikeSession(arg, cwd string) bool {
 	return err == nil
 }
 
-// runSession is rein's main job: open or start a session, take up the prompt, print the
-// exchange, and exit with a code that says how it ended.
 // oneProcessor runs rein's own Go code on one processor where the machine (or the container's
 // share of it) has two or fewer and GOMAXPROCS does not say otherwise. A session's work is one
 // chain of hand-offs — the reply's stream to the loop, the loop to a tool, the command's exit
 // back — with little to run side by side, while the commands it starts need a processor of
 // their own: with two, the runtime wakes a second thread for nearly every hand-off, and a
 // cross-processor wake-up is dear, on a virtual machine above all. On a 2-processor virtual
-// machine a bash tool turn took 6–9 % less time this way (rein bench turns, medians of 9 and 11
-// alternating runs, all but one pair faster; the chat's keystroke while streaming, 13 % less
+// machine a bash tool turn took 4–9 % less time this way (rein bench turns, medians of 7 to 11
+// alternating runs, most pairs faster; the chat's keystroke while streaming, 13 % less
 // time and 25 % less processor time). A Stop is not delayed past the runtime's preemption of a
 // busy goroutine (10 ms). rein run, resume and chat call it; a host (rein serve), whose
 // conversations run side by side, keeps every processor.
@@ -235,6 +233,8 @@ func oneProcessor() {
 // environment and the runtime's processors.
 func oneWillDo(env string, procs int) bool { return env == "" && procs <= 2 }
 
+// runSession is rein's main job: open or start a session, take up the prompt, print the
+// exchange, and exit with a code that says how it ended.
 func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) error {
 	// A closed standard output (rein run ... | head -1) is a Stop, not a death: with SIGPIPE
 	// notified rather than fatal, a write to the closed pipe fails with EPIPE, and the guard turns

@@ -144,14 +144,13 @@ func (transcriptDoor) Run(ctx context.Context, a *Agent, turn int64, call tool.C
 	st := a.sess.Snapshot()
 	switch args.Op {
 	case "index":
-		rows, size := [][]any{}, 0
-		for r := range st.IndexFrom(args.From) {
+		rows, next := fold.IndexPage(st, args.From, indexMax, func(r fold.Row) ([]any, int) {
 			row := []any{r.From, r.Role, r.Kind, r.Label, r.Bytes, r.Held}
 			b, _ := json.Marshal(row)
-			if size += len(b) + 1; size > indexMax && len(rows) > 0 {
-				return answer(map[string]any{"turns": rows, "more": fmt.Sprintf("stopped before turn %d: one index answers at most %d bytes of rows; ask again with \"from\":%d", r.From, indexMax, r.From)}), nil
-			}
-			rows = append(rows, row)
+			return row, len(b) + 1
+		})
+		if next != 0 {
+			return answer(map[string]any{"turns": rows, "more": fmt.Sprintf("stopped before turn %d: one index answers at most %d bytes of rows; ask again with \"from\":%d", next, indexMax, next)}), nil
 		}
 		return answer(map[string]any{"turns": rows}), nil
 	case "read":

@@ -394,7 +394,7 @@ func (s *State) Submission(id string) (Submission, bool) {
 // SubmissionByOp returns the submission a host operation id created.
 func (s *State) SubmissionByOp(op string) (Submission, bool) {
 	i, ok := s.subByOp.get(op)
-	if !ok || op == "" {
+	if !ok {
 		return Submission{}, false
 	}
 	return s.subs.at(i), true

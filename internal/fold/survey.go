@@ -64,6 +64,21 @@ func (s *State) IndexFrom(from int64) iter.Seq[Row] {
 	}
 }
 
+// IndexPage is a page of s's index from turn from on: each row as item makes it, as many as fit
+// in max bytes by the sizes item gives (one row at least), and the turn the next page starts at,
+// 0 when the page reaches the last turn.
+func IndexPage[T any](s *State, from int64, max int, item func(Row) (T, int)) (page []T, next int64) {
+	page, size := []T{}, 0
+	for r := range s.IndexFrom(from) {
+		x, n := item(r)
+		if size += n; size > max && len(page) > 0 {
+			return page, r.From
+		}
+		page = append(page, x)
+	}
+	return page, 0
+}
+
 func (s *State) held(t Turn) string {
 	switch {
 	case t.Withdrawn:

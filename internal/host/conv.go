@@ -657,16 +657,11 @@ var indexPageBytes = api.IndexPageBytes
 // indexPage is the index from turn from on, at most indexPageBytes of rows (one at least), and
 // the turn the next page starts at, 0 when this one reaches the last.
 func indexPage(st *fold.State, from int64) (rows []api.Row, next int64) {
-	rows, size := []api.Row{}, 0
-	for r := range st.IndexFrom(from) {
-		row := rowsOf([]fold.Row{r})[0]
+	return fold.IndexPage(st, from, indexPageBytes, func(r fold.Row) (api.Row, int) {
+		row := rowOf(r)
 		b, _ := json.Marshal(row)
-		if size += len(b) + 1; size > indexPageBytes && len(rows) > 0 {
-			return rows, r.From
-		}
-		rows = append(rows, row)
-	}
-	return rows, 0
+		return row, len(b) + 1
+	})
 }
 
 // Subscription is an events stream's hold on a conversation: the session stays open until End.

@@ -82,9 +82,14 @@ func surveyOf(sv fold.Survey) api.Survey {
 func rowsOf(rows []fold.Row) []api.Row {
 	out := make([]api.Row, len(rows))
 	for i, r := range rows {
-		out[i] = api.Row{From: r.From, To: r.To, Role: r.Role, Kind: api.RowKind(r.Kind), Label: r.Label, Bytes: r.Bytes, Held: r.Held}
+		out[i] = rowOf(r)
 	}
 	return out
+}
+
+// rowOf is the wire's row.
+func rowOf(r fold.Row) api.Row {
+	return api.Row{From: r.From, To: r.To, Role: r.Role, Kind: api.RowKind(r.Kind), Label: r.Label, Bytes: r.Bytes, Held: r.Held}
 }
 
 // residuesOf is the wire's residues.
