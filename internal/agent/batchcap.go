@@ -9,21 +9,22 @@ import (
 // quarter megabyte each, or sixty calls in one reply, would otherwise hand the model more than its
 // window can take in one request, and the exchange could only end on a prompt-too-long refusal.
 const (
-	maxBatchBytes = 4 << 20  // the most one batch's results carry, whatever the window
-	minBatchBytes = 64 << 10 // the least, however small the window
-	minKeep       = 2 << 10  // what a cut result keeps at least, head and tail
+	maxBatchBytes = 4 << 20 // the most one batch's results carry, whatever the window
+	minBatchBytes = 4 << 10 // the least, however small the window: a head and a tail to read
+	minKeep       = 2 << 10 // what a cut result keeps at least, head and tail
 )
 
-// batchCap is what one batch's results may carry in all: half of what the window leaves for the
-// context once the reply's reserve is paid for, in bytes (about four a token), within
-// [minBatchBytes, maxBatchBytes].
+// batchCap is what one batch's results may carry in all: what a forced eviction keeps of the
+// context (keepBytes: half of what the window leaves once the reply's reserve, the system prompt
+// and the tools' definitions are paid for), within [minBatchBytes, maxBatchBytes]. The results
+// are in the newest turn, which no eviction takes, so they must fit beside the system prompt and
+// the tools by themselves; half leaves the other half to the turns before them.
 func (a *Agent) batchCap() int {
 	w := a.window()
 	if w <= 0 {
 		return maxBatchBytes
 	}
-	room := (w - reserve(a.cfg.MaxTokens, w)) * 4 / 2
-	return int(min(max(room, minBatchBytes), maxBatchBytes))
+	return int(min(max(a.keepBytes(a.used(), w), minBatchBytes), maxBatchBytes))
 }
 
 // clipToBatch cuts content to its share of what is left of the batch's cap — left shared evenly

@@ -378,7 +378,10 @@ func TestContextLimit(t *testing.T) {
 				textStep("Small is fine."),
 
 				bashStep("Huge.", big(40000)),
-				// refused, nothing left to evict: aborted
+				// the huge result cut to what the learned window leaves: it fits
+				textStep("Read what was kept of it."),
+
+				// a huge prompt: refused, nothing left to evict: aborted
 
 				// the huge turn evicted at the boundary (no longer the newest), and it fits
 				textStep("Fits again."),
@@ -417,8 +420,15 @@ func TestContextLimit(t *testing.T) {
 			t.Errorf("%d evictions after a small exchange, want still 2", n)
 		}
 
-		// The newest turn alone is over the limit: the eviction cannot save it.
+		// A result too large for the window is cut to what it leaves, saying so.
 		out = h.run(context.Background(), "now something huge")
+		expect(t, out, fold.Replied, false)
+		if res := last[*record.ToolResults](t, h.records()).Results[0]; !strings.Contains(res.Content, "[rein: cut:") || len(res.Content) > 12_000 {
+			t.Fatalf("the huge result was sent with %d bytes in a 6,000-token window", len(res.Content))
+		}
+
+		// The newest turn alone is over the limit: the eviction cannot save it.
+		out = h.run(context.Background(), "now something huge: "+strings.Repeat("a pasted log line\n", 40000/18))
 		expect(t, out, fold.Aborted, true)
 		var pe *provider.Error
 		if !errorsAs(out.Err, &pe) || pe.Class != provider.ContextLength {

@@ -166,3 +166,37 @@ func TestBatchOfLargeReads(t *testing.T) {
 	}
 	t.Logf("8 results of 250 KB in a %d-token window: %d bytes sent, %d results cut", limit, total, cut)
 }
+
+// TestLargeResultInSmallWindow: one result of 40 KB — a build log, the bash tool's own cap of
+// 32 KB and more — in the windows local models have. A window of 8k tokens holds about 32 KB in
+// all, the system prompt and the tools' definitions included, so the result is cut to what the
+// window leaves; the exchange replies and no request goes over the server's limit. (A floor under
+// the cut that ignored the window once let the result alone overflow it: the provider refused,
+// and the newest turn, which no eviction may take, could not be made to fit.)
+func TestLargeResultInSmallWindow(t *testing.T) {
+	log := probe{"log", func(_ context.Context, c tool.Call) tool.Result {
+		return tool.Result{Content: strings.Repeat("building target 0123456789\n", 40_000/27), Outcome: record.OK}
+	}}
+	for _, window := range []int{4096, 8192, 16_384} {
+		t.Run(fmt.Sprint(window), func(t *testing.T) {
+			h := newHarness(t, formats[1], setup{
+				script: steps(`{"text":"Reading the log.","tool_calls":[{"name":"log","arguments":{}}]}`, textStep("The build passed.")),
+				tools:  []tool.Tool{log},
+				sim:    func(o *sim.Options) { o.ContextLimit = window },
+				cfg:    func(c *agent.Config) { c.Window = int64(window) },
+			})
+			out := h.run(context.Background(), "read the build log and say whether it passed")
+			expect(t, out, fold.Replied, false)
+			for i, r := range h.sim.Requests() {
+				if r.Outcome == sim.OverLimit {
+					t.Fatalf("request %d went over the %d-token limit (%d tokens)", i, window, r.Estimate)
+				}
+			}
+			res := all[*record.ToolResults](h.records())[0].Results[0]
+			if !strings.Contains(res.Content, "[rein: cut:") {
+				t.Fatalf("a 40 KB result was sent whole in a %d-token window", window)
+			}
+			t.Logf("window %d: the result kept %d bytes", window, len(res.Content))
+		})
+	}
+}
