@@ -200,15 +200,16 @@ func forkFiles(parent *session.Session, at int64, dir string) (string, error) {
 
 func newCheckpointsCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "checkpoints <session-id>",
+		Use:   "checkpoints [session-id | newest]",
 		Short: "List a session's checkpoints of the workspace, with the files each changed",
 		Long: `checkpoints lists the snapshots of the workspace a session took: one when each prompt
 was taken up (the person's own edits) and one after each tool batch that changed files,
 and the safety snapshots each rewind --files took before it restored anything. They live
-in a shadow repository under rein's state directory, never in the workspace's own .git.`,
-		Args: cobra.ExactArgs(1),
+in a shadow repository under rein's state directory, never in the workspace's own .git.
+Without a session it lists the workspace's newest session's.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sess, repo, err := sessionCheckpoints(args[0])
+			sess, repo, err := sessionCheckpoints(orNewest(args))
 			if err != nil {
 				return err
 			}

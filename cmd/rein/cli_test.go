@@ -204,3 +204,45 @@ func TestStartToFirstRequest(t *testing.T) {
 	t.Logf("start to first request over %d runs: p50 %s, p90 %s, min %s, max %s (whole run p50 %s)",
 		runs, q(firsts, .5), q(firsts, .9), q(firsts, 0), q(firsts, 1), q(totals, .5))
 }
+
+// TestNewest: "newest" names the workspace's newest session wherever a session is named, and the
+// commands that only read a session (show, doctor, checkpoints) read the newest when given none.
+// A command given the wrong number of arguments says how it is used, not only how many it took.
+func TestNewest(t *testing.T) {
+	sb := newSandbox(t)
+	for _, p := range []string{"first session here", "second session here"} {
+		if res := sb.rein(t, "run", "--provider", "sim", "--sim-delay", "0", "--no-checkpoints", p); res.code != 0 {
+			t.Fatalf("rein run:\n%s", res)
+		}
+		time.Sleep(20 * time.Millisecond) // the ids order by time
+	}
+	list := sb.rein(t, "sessions", "--json")
+	var newest struct{ ID string }
+	if err := json.Unmarshal([]byte(strings.SplitN(list.stdout, "\n", 2)[0]), &newest); err != nil || newest.ID == "" {
+		t.Fatalf("rein sessions --json: %v\n%s", err, list)
+	}
+	for _, args := range [][]string{{"show"}, {"show", "newest"}, {"doctor"}, {"doctor", "newest"}, {"checkpoints"}, {"checkpoints", "newest"}} {
+		res := sb.rein(t, args...)
+		if res.code != 0 {
+			t.Fatalf("rein %s:\n%s", strings.Join(args, " "), res)
+		}
+		if args[0] == "show" && (!strings.Contains(res.stdout, "second session here") || strings.Contains(res.stdout, "first session here")) {
+			t.Errorf("rein %s did not show the newest session:\n%s", strings.Join(args, " "), res.stdout)
+		}
+	}
+	// resume newest, alone, resumes the newest session: it is not a prompt saying "newest".
+	res := sb.rein(t, "resume", "--provider", "sim", "--sim-delay", "0", "--no-checkpoints", "newest")
+	if res.code != 0 || strings.Contains(res.stdout, `"newest"`) {
+		t.Fatalf("rein resume newest:\n%s", res)
+	}
+	// A fork of the newest names its parent.
+	if res := sb.rein(t, "fork", "newest"); res.code != 0 || !strings.Contains(res.stdout+res.stderr, newest.ID) {
+		t.Fatalf("rein fork newest does not fork %s:\n%s", newest.ID, res)
+	}
+	for _, args := range [][]string{{"evict", "newest"}, {"rewind"}, {"show", "a", "b"}} {
+		res := sb.rein(t, args...)
+		if res.code != exitUsage || !strings.Contains(res.stderr, "usage: rein "+args[0]) || !strings.Contains(res.stderr, "--help") {
+			t.Errorf("rein %s: want exit %d and its usage\n%s", strings.Join(args, " "), exitUsage, res)
+		}
+	}
+}

@@ -18,11 +18,11 @@ import (
 func newDoctorCmd() *cobra.Command {
 	var dry, repair bool
 	cmd := &cobra.Command{
-		Use:   "doctor <session-id | record.jsonl>",
+		Use:   "doctor [session-id | newest | record.jsonl]",
 		Short: "Replay a record and say whether it is admissible",
 		Long: `doctor replays a session's record through the fold, exactly as a resume would, and
 prints either "admissible" with its figures or the first refusal with its record
-number and reason.
+number and reason. Without a session it replays the workspace's newest.
 
 A torn tail (bytes after the last newline, left by a crash) is reported, copied to
 record.jsonl.torn and trimmed, and the rest judged; --dry-run only reports it. A
@@ -38,9 +38,9 @@ in flight there is that process's work in progress, and bytes after its last com
 line are the line it is writing, not a torn tail. --repair refuses a live record.
 
 Exit codes: 0 admissible, 1 refused, 2 usage error, 4 live and --repair asked.`,
-		Args: cobra.ExactArgs(1),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := resolveRecord(args[0])
+			path, err := resolveRecord(orNewest(args))
 			if err != nil {
 				return exitf(exitUsage, "%v", err)
 			}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 
 	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/spf13/cobra"
@@ -104,7 +105,10 @@ Try it offline against the built-in simulator:
 
   rein --provider sim "list the files here"
 
-With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --provider sim.`,
+With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --provider sim.
+
+Wherever a command names a session, "newest" names this workspace's newest, and a
+unique prefix of an id will do ("rein sessions" lists them).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.configure(cmd); err != nil {
@@ -131,5 +135,25 @@ With a key (ANTHROPIC_API_KEY, OPENAI_API_KEY or OPENROUTER_API_KEY) drop --prov
 	root.AddCommand(newVersionCmd(), newRunCmd(), newResumeCmd(), newSessionsCmd(), newShowCmd(), newDoctorCmd(), newSimCmd(),
 		newForkCmd(), newRewindCmd(), newEvictCmd(), newClearCmd(), newServeCmd(), newChatCmd(), newSandboxCmd(), newMCPCmd(), newImportCmd(), newBenchCmd(),
 		newCheckpointsCmd(), newDiffCmd(), newHooksCmd())
+	explainArgs(root)
 	return root
+}
+
+// explainArgs makes every command that refuses its arguments' number say how it is used, and
+// where to read more, beside cobra's count ("accepts 1 arg(s), received 0").
+func explainArgs(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		explainArgs(sub)
+	}
+	check := c.Args
+	if check == nil {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+			return exitf(exitUsage, "%s: %v\n  usage: %s\n  `%s --help` says more", name, err, cmd.UseLine(), cmd.CommandPath())
+		}
+		return nil
+	}
 }

@@ -188,7 +188,7 @@ it instead: its calls that had not run are answered not_executed.`,
 				ref, prompt = args[0], args[1]
 			}
 			if ref == "" {
-				ref = "newest"
+				ref = session.NewestRef
 			}
 			f.changed = cmd.Flags().Changed
 			return runSession(cmd.OutOrStdout(), cmd.ErrOrStderr(), f, ref, prompt)
@@ -477,13 +477,13 @@ func (f *runFlags) agentFor(stderr io.Writer, resume string) (a *agent.Agent, ws
 func reopen(stderr io.Writer, root, ws, ref string) (*session.Session, error) {
 	var e session.Entry
 	var err error
-	if ref == "newest" {
+	if ref == session.NewestRef {
 		e, err = session.Newest(root, ws)
 	} else {
 		e, err = session.Resolve(root, ws, ref)
 	}
 	switch {
-	case ref == "newest" && errors.Is(err, session.ErrNotFound):
+	case ref == session.NewestRef && errors.Is(err, session.ErrNotFound):
 		return nil, exitf(exitUsage, "there is no session to resume in %s; start one with: rein run \"<prompt>\"", ws)
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, session.ErrAmbiguous):
 		return nil, exitf(exitUsage, "%v", err)

@@ -48,6 +48,15 @@ func resolveRecord(ref string) (string, error) {
 	return e.Path, err
 }
 
+// orNewest is the session a command that only reads one was given, or, given none, the
+// workspace's newest.
+func orNewest(args []string) string {
+	if len(args) == 0 {
+		return session.NewestRef
+	}
+	return args[0]
+}
+
 func newSessionsCmd() *cobra.Command {
 	var asJSON bool
 	var cwd string
@@ -79,11 +88,13 @@ func newSessionsCmd() *cobra.Command {
 func newShowCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "show <session-id | record.jsonl>",
+		Use:   "show [session-id | newest | record.jsonl]",
 		Short: "Print the context as it would be sent, and the survey",
-		Args:  cobra.ExactArgs(1),
+		Long: `show prints a session's context as the next request would send it, and the survey of its
+turns. Without a session it shows the workspace's newest.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := resolveRecord(args[0])
+			path, err := resolveRecord(orNewest(args))
 			if err != nil {
 				return exitf(exitUsage, "%v", err)
 			}

@@ -131,9 +131,15 @@ func Newest(root, cwd string) (Entry, error) {
 	return all[0], nil
 }
 
-// Resolve finds the session a person names: a record file or a session directory that exists,
-// else what Find finds for ref.
+// NewestRef is what a person names the workspace's newest session by, wherever a session is named.
+const NewestRef = "newest"
+
+// Resolve finds the session a person names: "newest", the workspace's newest (Newest); a record
+// file or a session directory that exists; else what Find finds for ref.
 func Resolve(root, cwd, ref string) (Entry, error) {
+	if ref == NewestRef {
+		return Newest(root, cwd)
+	}
 	if fi, err := os.Stat(ref); err == nil {
 		p := ref
 		if fi.IsDir() {
