@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/provider/sim"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 // This file is rein bench turns, the end-to-end benchmark of a tool turn: the real binary, a
@@ -231,6 +232,7 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	row("  fsync", floor.fsync)
 	row("  loopback HTTP", floor.http)
 	fmt.Fprintf(out, "%-26s %8s\n", "  sum of the p50s", ms(pct(floor.spawn, 50)+pct(floor.fsync, 50)+pct(floor.http, 50)))
+	row("  a page's first touch", floor.fault)
 	// The CPU times are over the whole run (rein's start and the closing reply too) spread over
 	// the tool turns; the run's is rein's and its commands' (rein reaps them), of which rein's own
 	// is what it said in the trace.
@@ -324,10 +326,14 @@ func splitTurns(marks []traceMark) []turnTimes {
 // floorTimes are the machine's own costs of a tool turn's parts.
 type floorTimes struct {
 	spawn, fsync, http []time.Duration
+	// fault is a page's first touch: the kernel's (and a virtual machine's hypervisor's) price
+	// for each page a process maps, hundreds of which a bash start pays.
+	fault []time.Duration
 }
 
-// measureFloor times n bare bash spawns, n fsyncs of a small append to a file in dir, and n
-// loopback HTTP round trips on one kept-alive connection.
+// measureFloor times n bare bash spawns, n fsyncs of a small append to a file in dir, n
+// loopback HTTP round trips on one kept-alive connection, and the first touch of a page, n times
+// over 64 fresh ones.
 func measureFloor(dir string, n int) (floorTimes, error) {
 	var f floorTimes
 	for range n {
@@ -371,6 +377,20 @@ func measureFloor(dir string, n int) (floorTimes, error) {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		f.http = append(f.http, time.Since(start))
+	}
+	const pages = 64
+	size := pages * os.Getpagesize()
+	for range n {
+		m, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+		if err != nil {
+			return f, fmt.Errorf("map pages to touch: %w", err)
+		}
+		start := time.Now()
+		for i := 0; i < size; i += os.Getpagesize() {
+			m[i] = 1
+		}
+		f.fault = append(f.fault, time.Since(start)/pages)
+		unix.Munmap(m)
 	}
 	return f, nil
 }

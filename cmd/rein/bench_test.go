@@ -22,7 +22,7 @@ func TestBenchTurns(t *testing.T) {
 			t.Errorf("no header naming the 4 turns:\n%s", res.stdout)
 		}
 		for _, name := range []string{"turn", "turn less the simulator", "provider wait", "simulator", "encode", "validate", "commit",
-			"tool start", "tool run", "results", "other", "bash -c 'echo x'", "fsync", "loopback HTTP"} {
+			"tool start", "tool run", "results", "other", "bash -c 'echo x'", "fsync", "loopback HTTP", "a page's first touch"} {
 			row := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(name) + `\s+(\d+\.\d{3})\s+(\d+\.\d{3})\s+(\d+\.\d{3})$`)
 			if !row.MatchString(res.stdout) {
 				t.Errorf("no %q row with p50, p90 and p99:\n%s", name, res.stdout)
