@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -55,7 +57,8 @@ func StreamError(typ, message string) *Error {
 // ClassifyTransport classifies a failure below HTTP: a context error (context.Canceled or
 // context.DeadlineExceeded) is Cancelled, anything else Network. partial says whether output had
 // begun. A client that can tell its caller's ctx apart from its own timeouts should check ctx.Err()
-// first: an http.Client.Timeout also reports context.DeadlineExceeded.
+// first: an http.Client.Timeout also reports context.DeadlineExceeded. A refused connection or an
+// unknown host says what to check, as a mistyped base URL or a local server not started causes them.
 func ClassifyTransport(err error, partial bool) *Error {
 	c := Network
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -64,6 +67,13 @@ func ClassifyTransport(err error, partial bool) *Error {
 	msg := ""
 	if err != nil {
 		msg = err.Error()
+	}
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		msg += " (nothing listens there: is the server running, and is the base URL right?)"
+	case errors.As(err, &dns) && dns.IsNotFound:
+		msg += " (no such host: is the base URL right?)"
 	}
 	return &Error{Class: c, Message: msg, Partial: partial, Err: err}
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -151,5 +153,27 @@ func TestErrorText(t *testing.T) {
 	e := Classify(529, nil, []byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
 	if got, want := e.Error(), "overloaded (529 overloaded_error): Overloaded"; got != want {
 		t.Fatalf("Error() = %q, want %q", got, want)
+	}
+}
+
+// TestTransportHints: a request to a base URL nothing listens at, or to a host no name server
+// knows, says what to check — the usual cause is a local server not started or a mistyped URL —
+// and is still a network failure, retried as one.
+func TestTransportHints(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	for _, url := range []string{"http://" + addr + "/v1", "http://no-such-host.invalid/v1"} {
+		_, err := http.Post(url, "application/json", nil)
+		if err == nil {
+			t.Fatalf("a request to %s succeeded", url)
+		}
+		e := ClassifyTransport(err, false)
+		if e.Class != Network || !strings.Contains(e.Message, "base URL") {
+			t.Errorf("%s: class %s, message %q: want a network failure that says to check the base URL", url, e.Class, e.Message)
+		}
 	}
 }

@@ -108,7 +108,7 @@ func (c client) send(ctx context.Context, body []byte, d streamDecoder) (provide
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return provider.Reply{}, transport(ctx, fmt.Errorf("post %s: %w", c.endpoint, err), false)
+		return provider.Reply{}, transport(ctx, err, false) // the error names the method and the URL
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
