@@ -43,6 +43,7 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
 		Example: `  rein chat --provider sim
   rein chat --resume                 (pick a conversation)
   rein chat --resume 20261129-2001
+  rein chat --resume newest          (the most recently updated)
   rein chat --connect 'http://127.0.0.1:8080/#token=...'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,7 +63,7 @@ quits. /help lists the commands (/context, /evict, /rewind, /clear, /fork, ...).
 	back.register(cmd)
 	cmd.Flags().StringVar(&connect, "connect", "", "talk to a running rein serve at this URL instead of an in-process host")
 	cmd.Flags().StringVar(&token, "token", "", "the bearer token of --connect (default: the URL's #token=, or $REIN_TOKEN)")
-	cmd.Flags().StringVar(&resume, "resume", "", "open this conversation (an `id` or a unique prefix); alone, pick one")
+	cmd.Flags().StringVar(&resume, "resume", "", "open this conversation (an `id`, a unique prefix, or newest); alone, pick one")
 	cmd.Flags().Lookup("resume").NoOptDefVal = pickSession
 	return cmd
 }

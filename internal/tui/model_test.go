@@ -698,3 +698,12 @@ func TestStatusShowsTheSandbox(t *testing.T) {
 		t.Fatalf("a resume's sandbox is not shown: %q", s)
 	}
 }
+
+// TestResumeNewest: --resume newest opens the conversation the host lists first (the most recently
+// updated), as "newest" names a workspace's newest session on the command line.
+func TestResumeNewest(t *testing.T) {
+	f := newFake()
+	f.convs = []api.View{{ID: "c-recent", Title: "recent", State: api.State{Phase: "ready_for_user"}}, {ID: "c-old", Title: "old", State: api.State{Phase: "ready_for_user"}}}
+	d := newDriver(t, f, Options{Resume: "newest"})
+	d.waitCall("events c-recent after=0")
+}

@@ -136,6 +136,10 @@ var (
 	listForSessions = listPurpose{kind: listShow}
 )
 
+// newest names the most recently updated conversation, as the command line names a workspace's
+// newest session.
+const newest = "newest"
+
 func listForResume(prefix string) listPurpose { return listPurpose{kind: listResumeID, prefix: prefix} }
 
 func (m *Model) fetchCaps() tea.Cmd {
@@ -446,6 +450,11 @@ func (m *Model) listed(msg listMsg) tea.Cmd {
 	case listResumeID:
 		var found []api.View
 		for _, v := range msg.views {
+			if msg.purpose.prefix == newest {
+				// The list comes most recently updated first.
+				found = append(found, v)
+				break
+			}
 			if v.ID == msg.purpose.prefix {
 				found = []api.View{v}
 				break
