@@ -210,6 +210,9 @@ func TestStartToFirstRequest(t *testing.T) {
 // A command given the wrong number of arguments says how it is used, not only how many it took.
 func TestNewest(t *testing.T) {
 	sb := newSandbox(t)
+	if res := sb.rein(t, "show"); res.code != exitUsage || !strings.Contains(res.stderr, "no session") || !strings.Contains(res.stderr, "rein run") {
+		t.Fatalf("rein show in a workspace without sessions: want exit %d, saying how to start one\n%s", exitUsage, res)
+	}
 	for _, p := range []string{"first session here", "second session here"} {
 		if res := sb.rein(t, "run", "--provider", "sim", "--sim-delay", "0", "--no-checkpoints", p); res.code != 0 {
 			t.Fatalf("rein run:\n%s", res)

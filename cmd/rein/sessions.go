@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ func workspace(cwd string) (string, error) {
 }
 
 // resolveRecord turns what a person names a session by — a session id of this workspace or a
-// unique prefix of one, a session directory or a record path — into a record path
+// unique prefix of one, newest, a session directory or a record path — into a record path
 // (session.Resolve).
 func resolveRecord(ref string) (string, error) {
 	root, err := stateRoot()
@@ -45,6 +46,9 @@ func resolveRecord(ref string) (string, error) {
 		return "", err
 	}
 	e, err := session.Resolve(root, cwd, ref)
+	if ref == session.NewestRef && errors.Is(err, session.ErrNotFound) {
+		err = fmt.Errorf("%w; start one with: rein run \"<prompt>\"", err)
+	}
 	return e.Path, err
 }
 
