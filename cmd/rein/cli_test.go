@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -247,5 +248,28 @@ func TestNewest(t *testing.T) {
 		if res.code != exitUsage || !strings.Contains(res.stderr, "usage: rein "+args[0]) || !strings.Contains(res.stderr, "--help") {
 			t.Errorf("rein %s: want exit %d and its usage\n%s", strings.Join(args, " "), exitUsage, res)
 		}
+	}
+}
+
+// TestDeepWorkspace: a workspace whose path is longer than a file name may be (a deep monorepo, a
+// build directory) starts, lists and resumes sessions like any other; rein once named the
+// directory of its sessions after the whole path and could not create it.
+func TestDeepWorkspace(t *testing.T) {
+	sb := newSandbox(t)
+	deep := sb.ws
+	for i := 0; len(deep) < len(sb.ws)+320; i++ {
+		deep = filepath.Join(deep, fmt.Sprintf("component-number-%d", i))
+	}
+	if err := os.MkdirAll(deep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if res := sb.rein(t, "run", "--provider", "sim", "--sim-delay", "0", "--cwd", deep, "hello from deep down"); res.code != 0 {
+		t.Fatalf("rein run in a workspace of %d bytes:\n%s", len(deep), res)
+	}
+	if res := sb.rein(t, "sessions", "--cwd", deep); res.code != 0 || !strings.Contains(res.stdout, "hello from deep down") {
+		t.Fatalf("rein sessions --cwd <deep>:\n%s", res)
+	}
+	if res := sb.rein(t, "resume", "--provider", "sim", "--sim-delay", "0", "--cwd", deep, "and again"); res.code != 0 {
+		t.Fatalf("rein resume in the deep workspace:\n%s", res)
 	}
 }

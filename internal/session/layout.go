@@ -1,8 +1,11 @@
 package session
 
 import (
+	"bufio"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/reinhq/rein/internal/journal"
 )
@@ -33,13 +37,30 @@ func Root(getenv func(string) string) (string, error) {
 }
 
 // Slug names a workspace's directory of sessions: its absolute path with separators as dashes.
+// A path whose name would pass the file system's limit (maxSlug) is named by its tail and a
+// digest of the whole path, so that a workspace of any depth has sessions. Two paths can share a
+// name (/x/a/b-c and /x/a-b/c); List tells their sessions apart.
 func Slug(cwd string) string {
-	s := strings.Trim(strings.ReplaceAll(filepath.Clean(cwd), string(filepath.Separator), "-"), "-")
+	clean := filepath.Clean(cwd)
+	s := strings.Trim(strings.ReplaceAll(clean, string(filepath.Separator), "-"), "-")
 	if s == "" {
 		return "root"
 	}
-	return s
+	if len(s) <= maxSlug {
+		return s
+	}
+	sum := sha256.Sum256([]byte(clean))
+	i := len(s) - longTail
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return hex.EncodeToString(sum[:8]) + "-" + s[i:]
 }
+
+const (
+	maxSlug  = 255 // the longest file name most file systems allow
+	longTail = 150 // the tail of a path too long for a name that its name keeps
+)
 
 // ProjectDir is where a workspace's sessions live.
 func ProjectDir(root, cwd string) string { return filepath.Join(root, "sessions", Slug(cwd)) }
@@ -94,10 +115,37 @@ func List(root, cwd string) ([]Entry, error) {
 		if err != nil {
 			continue
 		}
+		if other(p, cwd) {
+			continue
+		}
 		out = append(out, Entry{ID: de.Name(), Dir: filepath.Join(dir, de.Name()), Path: p, ModTime: fi.ModTime()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID > out[j].ID })
 	return out, nil
+}
+
+// other reports whether the record at p was begun in another workspace than cwd whose path has
+// the same Slug, as its first record (session_started) says. A record whose first line cannot be
+// read is not judged: it stays where it lies.
+func other(p, cwd string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(f, 16<<10).ReadSlice('\n')
+	if err != nil {
+		return false
+	}
+	var first struct {
+		Kind    string
+		Payload struct{ Cwd string }
+	}
+	if json.Unmarshal(line, &first) != nil || first.Kind != "session_started" || first.Payload.Cwd == "" {
+		return false
+	}
+	was, here := filepath.Clean(first.Payload.Cwd), filepath.Clean(cwd)
+	return was != here && Slug(was) == Slug(here)
 }
 
 // ErrNotFound is wrapped by the refusals of Find, Resolve and Newest when no session bears the

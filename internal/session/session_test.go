@@ -214,6 +214,9 @@ func TestOneWriterPerSession(t *testing.T) {
 // (the same microsecond, even a clock that stands still) come out strictly increasing.
 func TestNewIDSortsByCreation(t *testing.T) {
 	now := time.Date(2026, 12, 1, 14, 41, 50, 123456789, time.UTC)
+	idMu.Lock()
+	idLast = time.Time{} // whatever ids this process minted before (other tests, -count)
+	idMu.Unlock()
 	first := NewID(now)
 	if want := "20261201-144150-123456-"; first[:len(want)] != want {
 		t.Fatalf("id %q does not open with %q", first, want)
