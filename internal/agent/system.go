@@ -1,9 +1,13 @@
 package agent
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // basePrompt is the system prompt every session starts under, before project instructions. It
@@ -24,12 +28,48 @@ func SystemPrompt(ws string) string {
 	var b strings.Builder
 	b.WriteString(strings.ReplaceAll(basePrompt, "%CWD%", ws))
 	for _, name := range []string{"AGENTS.md", "CLAUDE.md"} {
-		data, err := os.ReadFile(filepath.Join(ws, name))
-		if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+		text := instructions(filepath.Join(ws, name), name)
+		if text == "" {
 			continue
 		}
 		b.WriteString("\n\nProject instructions from " + name + ":\n\n")
-		b.WriteString(strings.TrimSpace(string(data)))
+		b.WriteString(text)
 	}
 	return b.String()
+}
+
+// maxInstructions is the most of one instructions file a system prompt carries: guidance runs to
+// a few pages; a file past this is a mistake or an attack, and every request would carry it.
+const maxInstructions = 32 << 10
+
+// instructions is the text of the instructions file at path, trimmed, or "" when there is none,
+// it is blank, or it is not a regular file: it is opened without waiting (a named pipe) and read
+// only if its own mode says it is a file (not a link to a device), at most maxInstructions of it,
+// cut at a line's end and saying so.
+func instructions(path, name string) string {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return ""
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxInstructions))
+	if err != nil {
+		return ""
+	}
+	cut := ""
+	if fi.Size() > int64(len(data)) {
+		if i := bytes.LastIndexByte(data, '\n'); i > 0 {
+			data = data[:i]
+		}
+		cut = fmt.Sprintf("\n\n[rein: %s is %d KiB; only its first %d KiB are here]", name, fi.Size()>>10, len(data)>>10)
+	}
+	text := strings.TrimSpace(strings.ToValidUTF8(string(data), "\uFFFD"))
+	if text == "" {
+		return ""
+	}
+	return text + cut
 }

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/internal/agent"
 	"github.com/reinhq/rein/internal/tool"
@@ -63,5 +65,45 @@ func TestSystemPromptNamesTheTools(t *testing.T) {
 	p = agent.SystemPrompt(ws)
 	if a, c := strings.Index(p, "from AGENTS.md"), strings.Index(p, "from CLAUDE.md"); a < 0 || c < a {
 		t.Errorf("AGENTS.md should come before CLAUDE.md:\n%s", p)
+	}
+}
+
+// TestInstructionsFromAHostileWorkspace: a cloned repository's AGENTS.md or CLAUDE.md cannot hang
+// or flood rein. A named pipe or a link to /dev/zero is left out at once (rein would otherwise
+// wait on the pipe, or read the device for ever); a file past 32 KiB is cut there, at a line's
+// end, and the prompt says so.
+func TestInstructionsFromAHostileWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(ws, "AGENTS.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(ws, "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan string, 1)
+	go func() { done <- agent.SystemPrompt(ws) }()
+	select {
+	case p := <-done:
+		if strings.Contains(p, "Project instructions") {
+			t.Errorf("a pipe or a device reached the prompt")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SystemPrompt did not return with a named pipe as AGENTS.md and /dev/zero as CLAUDE.md")
+	}
+
+	os.Remove(filepath.Join(ws, "AGENTS.md"))
+	line := "- keep the build green; run the tests before you say you are done\n"
+	big := strings.Repeat(line, 100<<10/len(line))
+	if err := os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := agent.SystemPrompt(ws)
+	i := strings.Index(p, "Project instructions from AGENTS.md")
+	if i < 0 {
+		t.Fatalf("a large AGENTS.md was left out:\n%.300s", p)
+	}
+	kept := p[i:]
+	if len(kept) > 33<<10 || !strings.Contains(kept, "[rein: AGENTS.md is 99 KiB") || strings.Contains(kept, "you say you\n") {
+		t.Fatalf("a 100 KiB AGENTS.md: %d bytes kept, ending %q", len(kept), kept[max(len(kept)-200, 0):])
 	}
 }
