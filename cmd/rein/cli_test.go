@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -271,5 +272,36 @@ func TestDeepWorkspace(t *testing.T) {
 	}
 	if res := sb.rein(t, "resume", "--provider", "sim", "--sim-delay", "0", "--cwd", deep, "and again"); res.code != 0 {
 		t.Fatalf("rein resume in the deep workspace:\n%s", res)
+	}
+}
+
+// TestHostileWorkspaceFiles: the files rein reads in a workspace of its own accord cannot hang it.
+// A cloned repository's AGENTS.md as a named pipe and CLAUDE.md as a link to /dev/zero are left
+// out and the session runs; a .mcp.json or a .rein/config.toml that is a named pipe is refused at
+// once, saying what it is, rather than waited on for ever.
+func TestHostileWorkspaceFiles(t *testing.T) {
+	sb := newSandbox(t)
+	if err := syscall.Mkfifo(filepath.Join(sb.ws, "AGENTS.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(sb.ws, "CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	if res := sb.rein(t, "run", "--provider", "sim", "--sim-delay", "0", "hi"); res.code != 0 {
+		t.Fatalf("rein run beside a hostile AGENTS.md and CLAUDE.md:\n%s", res)
+	}
+	for _, name := range []string{".mcp.json", filepath.Join(".rein", "config.toml")} {
+		p := filepath.Join(sb.ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res := sb.rein(t, "run", "--provider", "sim", "--sim-delay", "0", "hi")
+		if res.code == 0 || !strings.Contains(res.stderr, "named pipe") || !strings.Contains(res.stderr, name) {
+			t.Errorf("rein run beside a %s that is a named pipe:\n%s", name, res)
+		}
+		os.Remove(p)
 	}
 }

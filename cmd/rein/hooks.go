@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/BurntSushi/toml"
+	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/hook"
 	"github.com/spf13/cobra"
 )
@@ -26,6 +27,9 @@ type projectConfig struct {
 }
 
 func projectConfigPath(ws string) string { return filepath.Join(ws, ".rein", "config.toml") }
+
+// maxProjectConfig is the longest project configuration rein reads: settings, not data.
+const maxProjectConfig = 1 << 20
 
 // trustPath is where rein keeps the digests of the project files the person trusted: beside the
 // sessions, in rein's state directory, never in the project.
@@ -67,12 +71,15 @@ type projectHooks struct {
 
 func readProjectHooks(ws string) (*projectHooks, error) {
 	path := projectConfigPath(ws)
-	b, err := os.ReadFile(path)
+	b, size, err := fsys.ReadRegular(path, maxProjectConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the project's configuration: %w", err)
+	}
+	if size > int64(len(b)) {
+		return nil, fmt.Errorf("the project's configuration %s is %d KiB; rein reads at most %d KiB of configuration", path, size>>10, maxProjectConfig>>10)
 	}
 	var pc projectConfig
 	md, err := toml.Decode(string(b), &pc)

@@ -3,11 +3,10 @@ package agent
 import (
 	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
+
+	"github.com/reinhq/rein/internal/fsys"
 )
 
 // basePrompt is the system prompt every session starts under, before project instructions. It
@@ -43,29 +42,19 @@ func SystemPrompt(ws string) string {
 const maxInstructions = 32 << 10
 
 // instructions is the text of the instructions file at path, trimmed, or "" when there is none,
-// it is blank, or it is not a regular file: it is opened without waiting (a named pipe) and read
-// only if its own mode says it is a file (not a link to a device), at most maxInstructions of it,
-// cut at a line's end and saying so.
+// it is blank, or it is not a regular file (fsys.ReadRegular: a named pipe is not waited on, a
+// link to a device not read): at most maxInstructions of it, cut at a line's end and saying so.
 func instructions(path, name string) string {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return ""
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxInstructions))
+	data, size, err := fsys.ReadRegular(path, maxInstructions)
 	if err != nil {
 		return ""
 	}
 	cut := ""
-	if fi.Size() > int64(len(data)) {
+	if size > int64(len(data)) {
 		if i := bytes.LastIndexByte(data, '\n'); i > 0 {
 			data = data[:i]
 		}
-		cut = fmt.Sprintf("\n\n[rein: %s is %d KiB; only its first %d KiB are here]", name, fi.Size()>>10, len(data)>>10)
+		cut = fmt.Sprintf("\n\n[rein: %s is %d KiB; only its first %d KiB are here]", name, size>>10, len(data)>>10)
 	}
 	text := strings.TrimSpace(strings.ToValidUTF8(string(data), "\uFFFD"))
 	if text == "" {

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reinhq/rein/internal/fsys"
 	"github.com/reinhq/rein/internal/redact"
 )
 
@@ -62,18 +63,24 @@ type Project struct {
 	Servers []Server
 }
 
+// MaxProjectFile is the longest .mcp.json rein reads: a list of servers, not a data file.
+const MaxProjectFile = 1 << 20
+
 // ProjectFile is where a workspace's project servers are configured.
 func ProjectFile(ws string) string { return filepath.Join(ws, ".mcp.json") }
 
 // LoadProject reads the .mcp.json of workspace ws; a workspace without one has none (nil, nil).
 func LoadProject(ws string, getenv func(string) string) (*Project, error) {
 	path := ProjectFile(ws)
-	data, err := os.ReadFile(path)
+	data, size, err := fsys.ReadRegular(path, MaxProjectFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
+	}
+	if size > int64(len(data)) {
+		return nil, fmt.Errorf("%s is %d KiB; a server list is at most %d KiB: is it the file you meant?", path, size>>10, MaxProjectFile>>10)
 	}
 	sum := sha256.Sum256(data)
 	p := &Project{Path: path, Digest: hex.EncodeToString(sum[:])}
