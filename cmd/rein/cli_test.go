@@ -305,3 +305,31 @@ func TestHostileWorkspaceFiles(t *testing.T) {
 		os.Remove(p)
 	}
 }
+
+// TestTerminalSafeOutput: a command's output that would write the clipboard (OSC 52), retitle
+// the window and clear the screen reaches rein run's and rein show's readers drawn, not obeyed;
+// rein run --json carries it exactly, as JSON escapes.
+func TestTerminalSafeOutput(t *testing.T) {
+	sb := newSandbox(t)
+	prompt := "run `printf '\\033]52;c;aGVsbG8=\\007\\033]0;pwned\\007\\033[2J'`"
+	for _, args := range [][]string{
+		{"run", "--provider", "sim", "--sim-delay", "0", "--no-checkpoints", prompt},
+		{"show"},
+		{"sessions"},
+	} {
+		res := sb.rein(t, args...)
+		if res.code != 0 {
+			t.Fatalf("rein %s:\n%s", args[0], res)
+		}
+		if strings.ContainsAny(res.stdout+res.stderr, "\x1b\x07") {
+			t.Errorf("rein %s let an escape sequence through:\n%q", args[0], res.stdout+res.stderr)
+		}
+		if args[0] != "sessions" && !strings.Contains(res.stdout, `\x1b]52;c;aGVsbG8=\x07`) {
+			t.Errorf("rein %s does not show the escape sequence:\n%s", args[0], res.stdout)
+		}
+	}
+	res := sb.rein(t, "run", "--json", "--provider", "sim", "--sim-delay", "0", "--no-checkpoints", prompt)
+	if res.code != 0 || !strings.Contains(res.stdout, `\u001b]52;c;aGVsbG8=\u0007\u001b]0;pwned\u0007\u001b[2J`) {
+		t.Fatalf("rein run --json does not carry the output exactly:\n%s", res)
+	}
+}

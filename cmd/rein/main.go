@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/reinhq/rein/internal/console"
 	osbox "github.com/reinhq/rein/internal/sandbox"
 	"github.com/spf13/cobra"
 )
@@ -51,16 +52,24 @@ func main() {
 	osbox.Main()
 	// First, before a key is read or a tool runs: no process of the same user may read rein's
 	// environment or memory; then the keys leave the environment, and every byte printed is
-	// redacted.
+	// redacted, and drawn rather than obeyed by the terminal (console.Safe: an escape sequence in
+	// a command's output, a model's words or a file's name does not write the clipboard or repaint
+	// the screen) — but for the chat, which draws the screen itself, and a diff, which is a patch
+	// to apply as it is.
 	hardened := harden()
 	takeSecrets()
-	stderr := redacting(os.Stderr)
+	stderr := redacting(console.Safe(os.Stderr))
 	if hardened != nil {
 		fmt.Fprintf(stderr, "rein: warning: cannot make the process non-dumpable (%v): a tool running as you could read rein's API keys from /proc\n", hardened)
 	}
 	root := newRoot()
-	root.SetOut(redacting(os.Stdout))
+	root.SetOut(redacting(console.Safe(os.Stdout)))
 	root.SetErr(stderr)
+	for _, c := range root.Commands() {
+		if c.Name() == "chat" || c.Name() == "diff" {
+			c.SetOut(redacting(os.Stdout))
+		}
+	}
 	err := root.Execute()
 	if err == nil {
 		return

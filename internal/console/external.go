@@ -14,6 +14,7 @@ import (
 // as its record holds it: each session it named, each item (text, tool calls and their results,
 // retries, errors) and each turn's failure. It prints nothing for a record without any.
 func ShowExternal(out io.Writer, path string) error {
+	out = Safe(out)
 	blobs := journal.Blobs(fsys.OS{}, path)
 	var rows []string
 	backend := ""

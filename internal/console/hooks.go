@@ -67,6 +67,7 @@ func holdLine(st *fold.State) string {
 // ShowHooks prints every hook decision and hold of the record at path: which hook, its answer,
 // its reason and how long it took. It prints nothing for a record without any.
 func ShowHooks(out io.Writer, path string) error {
+	out = Safe(out)
 	blobs := journal.Blobs(fsys.OS{}, path)
 	var rows []string
 	_, err := journal.Inspect(fsys.OS{}, path, func(seq int64, line []byte, _ record.Locus) error {

@@ -35,6 +35,9 @@ type Printer struct {
 
 // NewPrinter returns a Printer writing to out and errw.
 func NewPrinter(out, errw io.Writer, asJSON bool) *Printer {
+	if !asJSON {
+		out, errw = Safe(out), Safe(errw) // JSON escapes every control character itself
+	}
 	return &Printer{out: out, err: errw, json: asJSON}
 }
 

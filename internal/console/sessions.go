@@ -38,6 +38,9 @@ type sessionRow struct {
 // state (ready, in flight, refused, or live: written now by another process), turns and title,
 // in a table, or asJSON one object a session.
 func Sessions(out io.Writer, entries []session.Entry, asJSON bool) error {
+	if !asJSON {
+		out = Safe(out)
+	}
 	var rows []sessionRow
 	for _, e := range entries {
 		row := sessionRow{ID: e.ID, Record: e.Path, Updated: e.ModTime.Format(time.DateTime)}
@@ -121,6 +124,7 @@ func Show(out io.Writer, path string, st *fold.State, torn int64, live *fsys.Hol
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"record": path, "phase": st.Phase().String(), "sandbox": st.Meta().Sandbox, "system": st.System(), "messages": st.Context(), "survey": st.Survey()})
 	}
+	out = Safe(out)
 	m := st.Meta()
 	fmt.Fprintf(out, "session %s  %s/%s  phase %s\n", m.Session, m.Provider, m.Model, st.Phase())
 	fmt.Fprintf(out, "record  %s\n", path)
