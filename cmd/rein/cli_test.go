@@ -333,3 +333,28 @@ func TestTerminalSafeOutput(t *testing.T) {
 		t.Fatalf("rein run --json does not carry the output exactly:\n%s", res)
 	}
 }
+
+// TestStalledProvider: a provider that opens its answer and then sends nothing is given up on
+// once it has been silent for REIN_STALL_TIMEOUT, said on the error stream, and the request is
+// retried: the exchange replies rather than waiting for ever. A setting that is not a duration
+// is refused, saying what to give.
+func TestStalledProvider(t *testing.T) {
+	sb := newSandbox(t)
+	script := writeScript(t, t.TempDir(),
+		map[string]any{"text": "this stream stalls before its first word", "chunks": 3, "delay_ms": 5000},
+		map[string]any{"text": "recovered after the stall"})
+	stalled := *sb
+	stalled.env = append(slices.Clone(sb.env), "REIN_STALL_TIMEOUT=soon")
+	if res := stalled.rein(t, "run", "--provider", "sim", "hi"); res.code != exitUsage || !strings.Contains(res.stderr, "REIN_STALL_TIMEOUT") {
+		t.Fatalf("a REIN_STALL_TIMEOUT that is not a duration:\n%s", res)
+	}
+	stalled.env = append(slices.Clone(sb.env), "REIN_STALL_TIMEOUT=300ms")
+	start := time.Now()
+	res := stalled.rein(t, append(append([]string{"run"}, simArgs(script)...), "--no-checkpoints", "hi")...)
+	if res.code != 0 || !strings.Contains(res.stdout, "recovered after the stall") || !strings.Contains(res.stderr, "sent nothing for 300ms") {
+		t.Fatalf("rein run against a stalling provider:\n%s", res)
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Errorf("the stalled stream was given up on only after %v", took)
+	}
+}

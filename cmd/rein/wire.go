@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,7 +97,15 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 	if w.thinking, w.effort, err = reasoning(name, f); err != nil {
 		return nil, err
 	}
-	client := &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true}}
+	stall, err := stallAfter(getenv("REIN_STALL_TIMEOUT"), f.baseURL)
+	if err != nil {
+		return nil, err
+	}
+	var rt http.RoundTripper = &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true}
+	if stall > 0 {
+		rt = provider.StallGuard(rt, stall)
+	}
+	client := &http.Client{Transport: rt}
 	switch name {
 	case "anthropic":
 		key := getenv("ANTHROPIC_API_KEY")
@@ -242,6 +251,36 @@ func startSim(f providerFlags, log io.Writer) (string, func(), error) {
 	srv := &http.Server{Handler: sim.New(opts).Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+}
+
+// localStallAfter is how long a server on this machine or its network may send nothing: a local
+// model on a processor can take many minutes over a long prompt before its first token.
+const localStallAfter = 30 * time.Minute
+
+// stallAfter is how long the provider at baseURL may send nothing before rein gives up on a
+// request and retries it (provider.StallGuard): REIN_STALL_TIMEOUT's duration (setting, "off" or
+// 0 for never), else provider.DefaultStallAfter, or localStallAfter for a server on a loopback or
+// private address.
+func stallAfter(setting, baseURL string) (time.Duration, error) {
+	switch setting {
+	case "":
+	case "off", "0":
+		return 0, nil
+	default:
+		d, err := time.ParseDuration(setting)
+		if err != nil || d < 0 {
+			return 0, exitf(exitUsage, "REIN_STALL_TIMEOUT=%q is not a duration: give one such as 10m or 90s (or off), how long a provider may send nothing before rein retries", setting)
+		}
+		return d, nil
+	}
+	if u, err := url.Parse(baseURL); err == nil && u.Hostname() != "" {
+		host := u.Hostname()
+		ip := net.ParseIP(host)
+		if host == "localhost" || ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast()) {
+			return localStallAfter, nil
+		}
+	}
+	return provider.DefaultStallAfter, nil
 }
 
 // contextWindow is a model's context window in tokens, as the adapter that knows the model says

@@ -1,0 +1,107 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// DefaultStallAfter is how long a provider may send nothing — no answer's headers, no byte of a
+// stream — before rein gives up on the request and retries it: longer than any pause of a
+// provider that is working (they send pings while a model thinks), far shorter than for ever.
+const DefaultStallAfter = 5 * time.Minute
+
+// StallError is a request given up on because the provider sent nothing for After: a connection
+// that stalled, a proxy or a local server that hung. It is a network failure, retried as one.
+type StallError struct {
+	After   time.Duration
+	Headers bool // it stalled before the answer's headers
+}
+
+func (e *StallError) Error() string {
+	if e.Headers {
+		return fmt.Sprintf("the provider sent nothing for %s after the request (no answer): given up on", e.After)
+	}
+	return fmt.Sprintf("the provider sent nothing for %s in the middle of its answer: given up on", e.After)
+}
+
+// StallGuard returns a transport that gives up on a request through rt when nothing arrives for
+// idle: while waiting for the answer's headers, and between any two reads of its body. A request
+// given up on ends with a *StallError. A request whose own context ends is left to that.
+func StallGuard(rt http.RoundTripper, idle time.Duration) http.RoundTripper {
+	return &stallGuard{rt: rt, idle: idle}
+}
+
+type stallGuard struct {
+	rt   http.RoundTripper
+	idle time.Duration
+}
+
+func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	timer := time.AfterFunc(g.idle, cancel)
+	resp, err := g.rt.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		stalled := !timer.Stop() && req.Context().Err() == nil
+		cancel()
+		if stalled {
+			return nil, &StallError{After: g.idle, Headers: true}
+		}
+		return nil, err
+	}
+	if !timer.Stop() && req.Context().Err() == nil {
+		// The headers came just as the guard gave up: the body is cancelled already.
+		resp.Body.Close()
+		cancel()
+		return nil, &StallError{After: g.idle, Headers: true}
+	}
+	b := &stallBody{rc: resp.Body, idle: g.idle, cancel: cancel, caller: req.Context()}
+	b.timer = time.AfterFunc(g.idle, b.stall)
+	resp.Body = b
+	return resp, nil
+}
+
+// stallBody is an answer's body that cancels its request when a read waits idle with nothing.
+type stallBody struct {
+	rc     io.ReadCloser
+	idle   time.Duration
+	cancel context.CancelFunc
+	caller context.Context
+	timer  *time.Timer
+
+	mu      sync.Mutex
+	stalled bool
+}
+
+func (b *stallBody) stall() {
+	b.mu.Lock()
+	b.stalled = b.caller.Err() == nil
+	b.mu.Unlock()
+	b.cancel()
+}
+
+func (b *stallBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.idle)
+	}
+	if err != nil && err != io.EOF {
+		b.mu.Lock()
+		stalled := b.stalled
+		b.mu.Unlock()
+		if stalled {
+			return n, &StallError{After: b.idle}
+		}
+	}
+	return n, err
+}
+
+func (b *stallBody) Close() error {
+	b.timer.Stop()
+	err := b.rc.Close()
+	b.cancel()
+	return err
+}
