@@ -101,11 +101,7 @@ func resolveProvider(f providerFlags, getenv func(string) string, log io.Writer)
 	if err != nil {
 		return nil, err
 	}
-	var rt http.RoundTripper = &http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true}
-	if stall > 0 {
-		rt = provider.StallGuard(rt, stall)
-	}
-	client := &http.Client{Transport: rt}
+	client := &http.Client{Transport: provider.Guard(&http.Transport{Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 4, IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true}, stall)}
 	switch name {
 	case "anthropic":
 		key := getenv("ANTHROPIC_API_KEY")
@@ -258,7 +254,7 @@ func startSim(f providerFlags, log io.Writer) (string, func(), error) {
 const localStallAfter = 30 * time.Minute
 
 // stallAfter is how long the provider at baseURL may send nothing before rein gives up on a
-// request and retries it (provider.StallGuard): REIN_STALL_TIMEOUT's duration (setting, "off" or
+// request and retries it (provider.Guard): REIN_STALL_TIMEOUT's duration (setting, "off" or
 // 0 for never), else provider.DefaultStallAfter, or localStallAfter for a server on a loopback or
 // private address.
 func stallAfter(setting, baseURL string) (time.Duration, error) {

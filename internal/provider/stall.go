@@ -28,10 +28,23 @@ func (e *StallError) Error() string {
 	return fmt.Sprintf("the provider sent nothing for %s in the middle of its answer: given up on", e.After)
 }
 
-// StallGuard returns a transport that gives up on a request through rt when nothing arrives for
-// idle: while waiting for the answer's headers, and between any two reads of its body. A request
-// given up on ends with a *StallError. A request whose own context ends is left to that.
-func StallGuard(rt http.RoundTripper, idle time.Duration) http.RoundTripper {
+// MaxAnswer bounds what rein reads of one answer: a reply at its longest (its output limit, its
+// searches' results, its signatures) is a few megabytes; a stream past this is a server in a loop.
+const MaxAnswer = 64 << 20
+
+// OverlongError is an answer given up on because it passed MaxAnswer bytes. It is a network
+// failure: the request is retried, as many times as any.
+type OverlongError struct{ Limit int64 }
+
+func (e *OverlongError) Error() string {
+	return fmt.Sprintf("the provider's answer passed %d MiB, longer than any reply: given up on", e.Limit>>20)
+}
+
+// Guard returns a transport that gives up on a request through rt when nothing arrives for idle
+// (0: never) — while waiting for the answer's headers, and between any two reads of its body —
+// with a *StallError, and on an answer longer than MaxAnswer with an *OverlongError. A request
+// whose own context ends is left to that.
+func Guard(rt http.RoundTripper, idle time.Duration) http.RoundTripper {
 	return &stallGuard{rt: rt, idle: idle}
 }
 
@@ -41,6 +54,13 @@ type stallGuard struct {
 }
 
 func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	if g.idle <= 0 {
+		resp, err := g.rt.RoundTrip(req)
+		if err == nil {
+			resp.Body = &stallBody{rc: resp.Body, limit: MaxAnswer}
+		}
+		return resp, err
+	}
 	ctx, cancel := context.WithCancel(req.Context())
 	timer := time.AfterFunc(g.idle, cancel)
 	resp, err := g.rt.RoundTrip(req.WithContext(ctx))
@@ -58,15 +78,18 @@ func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 		cancel()
 		return nil, &StallError{After: g.idle, Headers: true}
 	}
-	b := &stallBody{rc: resp.Body, idle: g.idle, cancel: cancel, caller: req.Context()}
+	b := &stallBody{rc: resp.Body, limit: MaxAnswer, idle: g.idle, cancel: cancel, caller: req.Context()}
 	b.timer = time.AfterFunc(g.idle, b.stall)
 	resp.Body = b
 	return resp, nil
 }
 
-// stallBody is an answer's body that cancels its request when a read waits idle with nothing.
+// stallBody is an answer's body that cancels its request when a read waits idle with nothing
+// (with a timer), and ends it past limit bytes.
 type stallBody struct {
 	rc     io.ReadCloser
+	limit  int64
+	read   int64
 	idle   time.Duration
 	cancel context.CancelFunc
 	caller context.Context
@@ -84,8 +107,12 @@ func (b *stallBody) stall() {
 }
 
 func (b *stallBody) Read(p []byte) (int, error) {
+	if b.read >= b.limit {
+		return 0, &OverlongError{Limit: b.limit}
+	}
 	n, err := b.rc.Read(p)
-	if n > 0 {
+	b.read += int64(n)
+	if n > 0 && b.timer != nil {
 		b.timer.Reset(b.idle)
 	}
 	if err != nil && err != io.EOF {
@@ -100,8 +127,12 @@ func (b *stallBody) Read(p []byte) (int, error) {
 }
 
 func (b *stallBody) Close() error {
-	b.timer.Stop()
+	if b.timer != nil {
+		b.timer.Stop()
+	}
 	err := b.rc.Close()
-	b.cancel()
+	if b.cancel != nil {
+		b.cancel()
+	}
 	return err
 }

@@ -43,7 +43,7 @@ func TestStallGuard(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	client := &http.Client{Transport: StallGuard(http.DefaultTransport, idle)}
+	client := &http.Client{Transport: Guard(http.DefaultTransport, idle)}
 
 	start := time.Now()
 	_, err := client.Get(srv.URL + "/headers")
@@ -77,5 +77,36 @@ func TestStallGuard(t *testing.T) {
 	resp.Body.Close()
 	if err != nil || strings.Count(string(b), "tick") != 6 {
 		t.Fatalf("a slow stream that never stalls: %d events, %v", strings.Count(string(b), "tick"), err)
+	}
+}
+
+// TestOverlongAnswer: a server that streams without end — a local model in a loop that ignores
+// its output limit — is read up to MaxAnswer and given up on with an error that says so, a
+// network failure; it is not read into memory for ever.
+func TestOverlongAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		chunk := []byte("data: " + strings.Repeat("loop ", 2000) + "\n\n")
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	for _, idle := range []time.Duration{0, time.Minute} {
+		resp, err := (&http.Client{Transport: Guard(http.DefaultTransport, idle)}).Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		var oe *OverlongError
+		if !errors.As(err, &oe) || n < MaxAnswer || n > MaxAnswer+64<<10 {
+			t.Fatalf("idle %v: read %d bytes, %v; want about %d and an OverlongError", idle, n, err, MaxAnswer)
+		}
+		if e := ClassifyTransport(err, true); e.Class != Network || !strings.Contains(e.Message, "64 MiB") {
+			t.Errorf("an endless answer is classified %s: %q", e.Class, e.Message)
+		}
 	}
 }
