@@ -45,19 +45,19 @@ func (e *OverlongError) Error() string {
 // with a *StallError, and on an answer longer than MaxAnswer with an *OverlongError. A request
 // whose own context ends is left to that.
 func Guard(rt http.RoundTripper, idle time.Duration) http.RoundTripper {
-	return &stallGuard{rt: rt, idle: idle}
+	return &guard{rt: rt, idle: idle}
 }
 
-type stallGuard struct {
+type guard struct {
 	rt   http.RoundTripper
 	idle time.Duration
 }
 
-func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+func (g *guard) RoundTrip(req *http.Request) (*http.Response, error) {
 	if g.idle <= 0 {
 		resp, err := g.rt.RoundTrip(req)
 		if err == nil {
-			resp.Body = &stallBody{rc: resp.Body, limit: MaxAnswer}
+			resp.Body = &guardedBody{rc: resp.Body, limit: MaxAnswer}
 		}
 		return resp, err
 	}
@@ -78,15 +78,15 @@ func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 		cancel()
 		return nil, &StallError{After: g.idle, Headers: true}
 	}
-	b := &stallBody{rc: resp.Body, limit: MaxAnswer, idle: g.idle, cancel: cancel, caller: req.Context()}
+	b := &guardedBody{rc: resp.Body, limit: MaxAnswer, idle: g.idle, cancel: cancel, caller: req.Context()}
 	b.timer = time.AfterFunc(g.idle, b.stall)
 	resp.Body = b
 	return resp, nil
 }
 
-// stallBody is an answer's body that cancels its request when a read waits idle with nothing
+// guardedBody is an answer's body that cancels its request when a read waits idle with nothing
 // (with a timer), and ends it past limit bytes.
-type stallBody struct {
+type guardedBody struct {
 	rc     io.ReadCloser
 	limit  int64
 	read   int64
@@ -99,14 +99,14 @@ type stallBody struct {
 	stalled bool
 }
 
-func (b *stallBody) stall() {
+func (b *guardedBody) stall() {
 	b.mu.Lock()
 	b.stalled = b.caller.Err() == nil
 	b.mu.Unlock()
 	b.cancel()
 }
 
-func (b *stallBody) Read(p []byte) (int, error) {
+func (b *guardedBody) Read(p []byte) (int, error) {
 	if b.read >= b.limit {
 		return 0, &OverlongError{Limit: b.limit}
 	}
@@ -126,7 +126,7 @@ func (b *stallBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *stallBody) Close() error {
+func (b *guardedBody) Close() error {
 	if b.timer != nil {
 		b.timer.Stop()
 	}
