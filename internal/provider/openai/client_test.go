@@ -177,7 +177,9 @@ func TestClientTimeoutIsNetwork(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	hc := &http.Client{Timeout: 50 * time.Millisecond}
+	// Long enough for the answer's headers and first chunk on a loaded machine (at 50 ms a loaded
+	// CI run timed out before the headers): the timeout is to strike mid-stream.
+	hc := &http.Client{Timeout: time.Second}
 	reply, err := NewChat(Config{BaseURL: srv.URL, HTTPClient: hc}).Send(context.Background(), []byte(`{}`), nil)
 	var pe *provider.Error
 	if !errors.As(err, &pe) || pe.Class != provider.Network || !pe.Partial {
