@@ -54,17 +54,16 @@ func main() {
 	// environment or memory; then the keys leave the environment, and every byte printed is
 	// redacted, and drawn rather than obeyed by the terminal (console.Safe: an escape sequence in
 	// a command's output, a model's words or a file's name does not write the clipboard or repaint
-	// the screen; the redactor judges the text as drawn, so a key cut up by colour codes is still
-	// one) — but for the chat, which draws the screen itself, and a diff, which is a patch to
-	// apply as it is.
+	// the screen) — but for the chat, which draws the screen itself, and a diff, which is a patch
+	// to apply as it is.
 	hardened := harden()
 	takeSecrets()
-	stderr := console.Safe(redacting(os.Stderr))
+	stderr := redacting(console.Safe(os.Stderr))
 	if hardened != nil {
 		fmt.Fprintf(stderr, "rein: warning: cannot make the process non-dumpable (%v): a tool running as you could read rein's API keys from /proc\n", hardened)
 	}
 	root := newRoot()
-	root.SetOut(console.Safe(redacting(os.Stdout)))
+	root.SetOut(redacting(console.Safe(os.Stdout)))
 	root.SetErr(stderr)
 	for _, c := range root.Commands() {
 		if c.Name() == "chat" || c.Name() == "diff" {
