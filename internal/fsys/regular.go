@@ -16,18 +16,26 @@ type IrregularError struct {
 }
 
 func (e *IrregularError) Error() string {
-	what := "not a regular file"
-	switch t := e.Mode.Type(); {
-	case t&fs.ModeNamedPipe != 0:
-		what = "a named pipe"
-	case t&fs.ModeSocket != 0:
-		what = "a socket"
-	case t&fs.ModeDevice != 0:
-		what = "a device"
-	case t&fs.ModeDir != 0:
-		what = "a directory"
+	return fmt.Sprintf("%s is %s, not a file: rein does not read it (remove or rename it)", e.Path, KindOf(e.Mode))
+}
+
+// KindOf names what a file mode says a file is, for a refusal.
+func KindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	}
-	return fmt.Sprintf("%s is %s, not a file: rein does not read it (remove or rename it)", e.Path, what)
+	return "not a regular file"
 }
 
 // ReadRegular reads up to limit bytes of the file at path, and says how long the file is: a file

@@ -32,7 +32,7 @@ func TestReadRegular(t *testing.T) {
 	if err := os.Symlink("/dev/zero", zero); err != nil {
 		t.Fatal(err)
 	}
-	for name, want := range map[string]string{pipe: "a named pipe", zero: "a device", dir: "a directory"} {
+	for name, want := range map[string]string{pipe: "a named pipe", zero: "a character device", dir: "a directory"} {
 		done := make(chan error, 1)
 		go func() { _, _, err := ReadRegular(name, 1<<20); done <- err }()
 		select {

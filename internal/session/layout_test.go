@@ -14,12 +14,13 @@ import (
 // sessions — a name within the file system's limit, its path's tail for a person to read, and a
 // digest of the whole path, so two long paths that share their tail stay apart.
 func TestSlugOfALongPath(t *testing.T) {
+	base := t.TempDir()
 	var deep, other strings.Builder
-	deep.WriteString("/home/me/src")
-	other.WriteString("/home/you/src")
+	deep.WriteString(filepath.Join(base, "me", "src"))
+	other.WriteString(filepath.Join(base, "you", "src"))
 	for i := range 20 {
-		deep.WriteString("/component-" + strings.Repeat("x", i))
-		other.WriteString("/component-" + strings.Repeat("x", i))
+		deep.WriteString(string(filepath.Separator) + "component-" + strings.Repeat("x", i))
+		other.WriteString(string(filepath.Separator) + "component-" + strings.Repeat("x", i))
 	}
 	a, b := Slug(deep.String()), Slug(other.String())
 	if len(a) > maxSlug || len(b) > maxSlug || a == b {
@@ -29,8 +30,9 @@ func TestSlugOfALongPath(t *testing.T) {
 		t.Errorf("the slug %q does not keep the path's tail", a)
 	}
 	// Paths that fit keep the name they always had: their sessions are where they were.
-	if got := Slug("/home/me/src/app"); got != "home-me-src-app" {
-		t.Errorf("Slug(/home/me/src/app) = %q, want home-me-src-app", got)
+	short := filepath.Join(base, "src", "app")
+	if got, want := Slug(short), strings.Trim(strings.ReplaceAll(short, string(filepath.Separator), "-"), "-"); got != want {
+		t.Errorf("Slug(%s) = %q, want %q", short, got, want)
 	}
 	root := t.TempDir()
 	s, err := Start(ProjectDir(root, deep.String()), Options{Now: clock()}, *withCwd(deep.String()))
@@ -41,13 +43,13 @@ func TestSlugOfALongPath(t *testing.T) {
 	}
 }
 
-// TestListKeepsCollidingWorkspacesApart: /x/a/b-c and /x/a-b/c have one slug (a-b-c), so their
+// TestListKeepsCollidingWorkspacesApart: <dir>/a/b-c and <dir>/a-b/c have one slug, so their
 // sessions share a directory. Each workspace's list, newest and prefix lookups hold only the
 // sessions started in it, as the session's first record says; a record with no first line yet
 // (a crash at creation) stays listed where it lies.
 func TestListKeepsCollidingWorkspacesApart(t *testing.T) {
-	root := t.TempDir()
-	one, two := "/x/a/b-c", "/x/a-b/c"
+	root, x := t.TempDir(), t.TempDir()
+	one, two := filepath.Join(x, "a", "b-c"), filepath.Join(x, "a-b", "c")
 	if Slug(one) != Slug(two) {
 		t.Fatalf("the test wants colliding slugs: %s, %s", Slug(one), Slug(two))
 	}

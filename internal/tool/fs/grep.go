@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/reinhq/rein/internal/fsys"
 	"io"
 	"io/fs"
 	"os"
@@ -132,7 +133,7 @@ func (g grepTool) Run(ctx context.Context, call tool.Call) tool.Result {
 	}
 	if !fi.IsDir() {
 		if !fi.Mode().IsRegular() {
-			return g.w.fail(a.Path, &IrregularError{Path: a.Path, Kind: kindOf(fi.Mode()), Does: "grep searches"})
+			return g.w.fail(a.Path, &IrregularError{Path: a.Path, Kind: fsys.KindOf(fi.Mode()), Does: "grep searches"})
 		}
 		err = g.file(srch.ctx, st, base, a.Path)
 		var irr *IrregularError

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/reinhq/rein/internal/fsys"
 )
 
 // IrregularError refuses a path that names something other than a regular file or, for the
@@ -21,25 +23,6 @@ type IrregularError struct {
 
 func (e *IrregularError) Error() string {
 	return fmt.Sprintf("%s is %s; %s regular files only", e.Path, e.Kind, e.Does)
-}
-
-// kindOf names what a file mode says a file is, for a refusal.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a regular file"
 }
 
 // openFlags are added to every open of a file by a file tool. O_NONBLOCK makes opening a named
@@ -59,7 +42,7 @@ func (w *Workspace) openRegular(rel string, flag int, perm fs.FileMode, name, do
 		// say what it is.
 		if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.ENODEV) {
 			if fi, serr := w.root.Stat(rel); serr == nil && !fi.Mode().IsRegular() {
-				return nil, nil, &IrregularError{Path: name, Kind: kindOf(fi.Mode()), Does: does}
+				return nil, nil, &IrregularError{Path: name, Kind: fsys.KindOf(fi.Mode()), Does: does}
 			}
 		}
 		return nil, nil, err
@@ -71,7 +54,7 @@ func (w *Workspace) openRegular(rel string, flag int, perm fs.FileMode, name, do
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, &IrregularError{Path: name, Kind: kindOf(fi.Mode()), Does: does}
+		return nil, nil, &IrregularError{Path: name, Kind: fsys.KindOf(fi.Mode()), Does: does}
 	}
 	return f, fi, nil
 }
@@ -86,7 +69,7 @@ func (w *Workspace) statRegular(rel, name, does string) (fs.FileInfo, error) {
 		return nil, err
 	}
 	if !fi.IsDir() && !fi.Mode().IsRegular() {
-		return nil, &IrregularError{Path: name, Kind: kindOf(fi.Mode()), Does: does}
+		return nil, &IrregularError{Path: name, Kind: fsys.KindOf(fi.Mode()), Does: does}
 	}
 	return fi, nil
 }
