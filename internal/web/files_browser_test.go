@@ -27,6 +27,11 @@ func testRewindFiles(t *testing.T, browser context.Context) {
 	r.wait("the survey with files too", `const b = document.querySelector(".survey tbody tr:nth-child(2) .ctx-rewind-files"); return !!b && !b.disabled`)
 	r.do(chromedp.Click(chromedp.CSS(`.survey tbody tr:nth-child(2) .ctx-rewind-files`)))
 	r.wait("the files restored, said", `const f = document.querySelector(".ctx-files"); return !!f && f.textContent.includes("1 written, 1 removed") && f.textContent.includes("made.txt") && f.textContent.includes("outside the workspace")`)
+	// The panel reloads on the rewind's own records and on Refresh: what the rewind did stays
+	// above the survey through them, and nothing absent is drawn as "null".
+	r.evalBool(`const b = document.getElementById("context-body"); b.dataset.before = b.dataset.loaded; return true`)
+	r.do(chromedp.Click(chromedp.ID("context-refresh")))
+	r.wait("the summary kept through a reload", `const b = document.getElementById("context-body"); const f = b.querySelector(".ctx-files"); return b.dataset.loaded !== b.dataset.before && !!b.querySelector(".survey") && !!f && f.textContent.includes("1 written, 1 removed") && !b.textContent.includes("null")`)
 	if b, _ := os.ReadFile(filepath.Join(r.ws, "keep.txt")); string(b) != "mine\n" {
 		t.Errorf("keep.txt after the rewind: %q", b)
 	}

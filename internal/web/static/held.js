@@ -2,7 +2,7 @@
 // Release button (the hooks and the person are asked again, and the call runs or is refused then)
 // and the reminder that Stop answers it not_executed instead.
 
-import { el } from "./markup.js";
+import { el, fill } from "./markup.js";
 
 // heldBox fills box with the hold of state (or hides it). release() asks the host to release it;
 // busy says a release is on its way. It is rebuilt only when what it shows changes.
@@ -17,7 +17,8 @@ export function heldBox(box, state, canRelease, busy, release) {
     return;
   }
   const who = h.by === "approval" ? "Your approval was not answered before the host stopped" : "A hook held this tool call";
-  box.replaceChildren(
+  fill(
+    box,
     el("div", { class: "held-head" }, el("strong", {}, "Held. "), who, ": ", el("span", { class: "held-reason" }, h.reason || "no reason given")),
     el("div", { class: "held-note" }, "Nothing at or after it ran. Release asks again and runs or refuses it; Stop answers it not executed."),
     canRelease

@@ -1,6 +1,12 @@
 // markup.js builds DOM safely: every piece of text from the host or the model goes in as text,
 // never as HTML.
 
+// fill replaces node's children with those given, leaving out the absent (null, undefined, false)
+// that the DOM's own replaceChildren would show as the words "null" and "false".
+export function fill(node, ...children) {
+  node.replaceChildren(...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
+}
+
 // el makes an element: el("div", {class: "x", onclick: f}, child, "text", ...).
 export function el(tag, attrs, ...children) {
   const n = document.createElement(tag);

@@ -4,7 +4,7 @@
 // which the host takes only while the conversation is not working.
 
 import { request, newOp } from "./api.js";
-import { el, bytes, prose, residueOf, residueBlock } from "./markup.js";
+import { el, fill, bytes, prose, residueOf, residueBlock } from "./markup.js";
 import { filesSummary } from "./files.js";
 
 // NOTE_MAX is the most bytes an eviction's note may have (fold.NoteMax).
@@ -41,6 +41,7 @@ export async function loadSurvey(conv, body, ctl = {}) {
   // edit sends one edit under a new op id; a refusal (busy, a bad span) is shown in the panel.
   const edit = async (what, name, payload) => {
     refused.hidden = true;
+    body.filesDone = null;
     try {
       return (await request("POST", path(what), { op_id: newOp(what), ...payload })).body || {};
     } catch (err) {
@@ -138,8 +139,8 @@ export async function loadSurvey(conv, body, ctl = {}) {
             } }, "Rewind to here"),
             files ? el("button", { type: "button", class: "link ctx-edit ctx-rewind-files", "aria-label": `Rewind to turn ${r.from}, files too`, onclick: async () => {
               const res = await edit("rewind", "The rewind", { turn: r.from, files: true });
+              if (res && res.files) body.filesDone = { conv, summary: filesSummary(res.files) };
               if (res) await again();
-              if (res && res.files) body.prepend(filesSummary(res.files));
             } }, "Rewind files too") : null) : null,
         ),
       ),
@@ -156,7 +157,12 @@ export async function loadSurvey(conv, body, ctl = {}) {
       return el("div", { class: `ctx-msg ${m.role}` }, el("div", { class: "ctx-role" }, m.role), text ? prose(text) : null, other.length ? el("div", { class: "muted small" }, other.join(" · ")) : null);
     }),
   );
-  body.replaceChildren(
+  // What the last rewind with files did stays at the top through the reloads its own records
+  // cause, until the next edit or another conversation.
+  const done = body.filesDone && body.filesDone.conv === conv ? body.filesDone.summary : null;
+  fill(
+    body,
+    done,
     refused,
     toolbar,
     clearConfirm,
