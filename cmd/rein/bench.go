@@ -187,7 +187,10 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	if err != nil {
 		return err
 	}
-	all := cpuSpent{cmd.ProcessState.UserTime(), cmd.ProcessState.SystemTime()}
+	all := cpuSpent{user: cmd.ProcessState.UserTime(), system: cmd.ProcessState.SystemTime()}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		all.faults = int64(ru.Minflt)
+	}
 	mode := o.sandbox
 	if mode == "" {
 		mode = string(sandboxSupport().Default()) + " (rein's default here)"
@@ -238,7 +241,7 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	// is what it said in the trace.
 	perTurn := func(name string, c cpuSpent) {
 		n := time.Duration(o.turns)
-		fmt.Fprintf(out, "%-26s %8s   (user %s, system %s)\n", name, ms(c.total()/n), ms(c.user/n), ms(c.system/n))
+		fmt.Fprintf(out, "%-26s %8s   (user %s, system %s; %d page faults)\n", name, ms(c.total()/n), ms(c.user/n), ms(c.system/n), c.faults/int64(o.turns))
 	}
 	fmt.Fprintf(out, "\nCPU time per tool turn (ms)\n")
 	perTurn("  the rein run", all)
@@ -463,9 +466,9 @@ func (t *turnTrace) write(log io.Writer) {
 		fmt.Fprintf(&b, "%s %d\n", m.name, m.at.UnixNano())
 	}
 	// Last, rein's own CPU time so far (its commands' is not in it), for the bench to tell the
-	// two apart: "cpu user-ns system-ns".
+	// two apart: "cpu user-ns system-ns minor-page-faults".
 	cpu := selfCPU()
-	fmt.Fprintf(&b, "%s %d %d\n", cpuMark, cpu.user, cpu.system)
+	fmt.Fprintf(&b, "%s %d %d %d\n", cpuMark, cpu.user, cpu.system, cpu.faults)
 	if err := os.WriteFile(t.path, b.Bytes(), 0o644); err != nil {
 		fmt.Fprintf(log, "rein: write the turn trace: %v\n", err)
 	}
@@ -474,18 +477,24 @@ func (t *turnTrace) write(log io.Writer) {
 // cpuMark names the trace's last line, rein's own CPU time (see turnTrace.write).
 const cpuMark = "cpu"
 
-// cpuSpent is a process's CPU time, user and system.
-type cpuSpent struct{ user, system time.Duration }
+// cpuSpent is a process's CPU time, user and system, and the pages it touched first (minor page
+// faults: on a machine where one is dear, they are much of what a command's start costs).
+type cpuSpent struct {
+	user, system time.Duration
+	faults       int64
+}
 
 func (c cpuSpent) total() time.Duration { return c.user + c.system }
 
-func (c cpuSpent) less(d cpuSpent) cpuSpent { return cpuSpent{c.user - d.user, c.system - d.system} }
+func (c cpuSpent) less(d cpuSpent) cpuSpent {
+	return cpuSpent{c.user - d.user, c.system - d.system, c.faults - d.faults}
+}
 
 // selfCPU is this process's CPU time so far.
 func selfCPU() cpuSpent {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return cpuSpent{time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())}
+	return cpuSpent{time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), int64(ru.Minflt)}
 }
 
 // readTrace reads a trace file turnTrace wrote: its marks, and rein's own CPU time (zero if the
@@ -502,13 +511,18 @@ func readTrace(path string) ([]traceMark, cpuSpent, error) {
 	for sc.Scan() {
 		malformed := fmt.Errorf("read the turn trace: a malformed line %q", sc.Text())
 		f := strings.Fields(sc.Text())
-		if len(f) == 3 && f[0] == cpuMark {
+		if (len(f) == 3 || len(f) == 4) && f[0] == cpuMark {
 			u, err1 := strconv.ParseInt(f[1], 10, 64)
 			s, err2 := strconv.ParseInt(f[2], 10, 64)
-			if err1 != nil || err2 != nil {
+			var faults int64
+			var err3 error
+			if len(f) == 4 {
+				faults, err3 = strconv.ParseInt(f[3], 10, 64)
+			}
+			if err1 != nil || err2 != nil || err3 != nil {
 				return nil, cpu, malformed
 			}
-			cpu = cpuSpent{time.Duration(u), time.Duration(s)}
+			cpu = cpuSpent{time.Duration(u), time.Duration(s), faults}
 			continue
 		}
 		if len(f) != 2 {

@@ -33,14 +33,20 @@ func TestBenchTurns(t *testing.T) {
 		}
 		// The CPU split: the run's, rein's own within it (from its trace) and its commands', and
 		// the simulator's; rein's own is some of the run's, not all of it (bash ran too).
+		// Each with the pages it touched first: rein's own some, the run's more.
 		cpu := map[string]float64{}
+		faults := map[string]int{}
 		for _, name := range []string{"the rein run", "rein itself", "its commands", "the simulator"} {
-			m := regexp.MustCompile(`(?m)^\s*` + name + `\s+(\d+\.\d{3})\s+\(user \d+\.\d{3}, system \d+\.\d{3}\)$`).FindStringSubmatch(res.stdout)
+			m := regexp.MustCompile(`(?m)^\s*` + name + `\s+(\d+\.\d{3})\s+\(user \d+\.\d{3}, system \d+\.\d{3}; (-?\d+) page faults\)$`).FindStringSubmatch(res.stdout)
 			if m == nil {
 				t.Errorf("no CPU row %q:\n%s", name, res.stdout)
 				continue
 			}
 			cpu[name], _ = strconv.ParseFloat(m[1], 64)
+			faults[name], _ = strconv.Atoi(m[2])
+		}
+		if own, run := faults["rein itself"], faults["the rein run"]; own <= 0 || own >= run {
+			t.Errorf("rein's own page faults %d a turn, the run's %d: want some of them", own, run)
 		}
 		if own, run := cpu["rein itself"], cpu["the rein run"]; own <= 0 || own >= run {
 			t.Errorf("rein's own CPU %.3f ms a turn, the run's %.3f: want some of it", own, run)
