@@ -522,6 +522,14 @@ func oneLine(err error) string {
 // wayOut says what a person can do when the provider refuses the context itself: the session is
 // never wedged, but the same context would be refused again, so name the edits that change it.
 func wayOut(err error, id string) string {
+	if errors.Is(err, journal.ErrPoisoned) {
+		// A write or sync of the record failed: what was written before it stands, and a resume
+		// sets a partly written line aside.
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+			return fmt.Sprintf("\n  the disk holding the session is full (or its quota spent): free some space, then `rein resume %s` goes on from the last whole record", id)
+		}
+		return fmt.Sprintf("\n  what was recorded before the failure stands: `rein doctor %s` reads it, `rein resume %s` goes on from the last whole record", id, id)
+	}
 	var pe *provider.Error
 	if !errors.As(err, &pe) {
 		return ""
