@@ -553,7 +553,7 @@ func TestOpenCap(t *testing.T) {
 // directories only (the index is not written through it).
 type faultFS struct {
 	fsys.FS
-	fail atomic.Value // string: "mkdir", "create", "sync", "syncdir", "write" or ""
+	fail atomic.Value // string: "mkdir", "create", "sync", "syncdir", "write", "full" or ""
 }
 
 var errFault = errors.New("injected fault")
@@ -601,6 +601,10 @@ func (f *faultFile) Write(p []byte) (int, error) {
 	if f.fs.is("write") {
 		return 0, errFault
 	}
+	if f.fs.is("full") { // a full disk: half of it written, then ENOSPC
+		n, _ := f.File.Write(p[:len(p)/2])
+		return n, &fs.PathError{Op: "write", Path: "record.jsonl", Err: syscall.ENOSPC}
+	}
 	return f.File.Write(p)
 }
 
@@ -644,3 +648,4 @@ func TestFailedCreateLeavesNothing(t *testing.T) {
 	r.restart()
 	r.checkNothingLeft(3)
 }
+

@@ -81,9 +81,12 @@ func public(st record.SubmissionState) string {
 func (c *Conv) openLocked() error {
 	c.last = c.h.cfg.Now()
 	shared := c.h.cfg.Store != nil
-	if c.sess != nil && shared && c.ex == nil && !c.dropping && c.sess.Failed() != nil {
-		// A write was fenced (another host took it over) or the store failed under it: the rows
-		// are the truth, so it is dropped and taken up again from them, as any host would.
+	if c.sess != nil && c.ex == nil && !c.dropping && c.sess.Failed() != nil {
+		// A write failed (a full disk; with a store, a write fenced because another host took the
+		// conversation over, or the store failing under it): what was written is the truth, so
+		// the session is let go and opened again from it, as at a restart — a line half written
+		// is set aside — and the conversation goes on once the disk or the store takes writes.
+		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: opened again from its record after %v\n", c.id, c.sess.Failed())
 		c.dropLocked()
 	}
 	if c.sess != nil {
