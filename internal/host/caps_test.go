@@ -648,4 +648,3 @@ func TestFailedCreateLeavesNothing(t *testing.T) {
 	r.restart()
 	r.checkNothingLeft(3)
 }
-
