@@ -326,7 +326,17 @@ func (l *logBuf) waitFor(s string, d time.Duration) bool {
 // done is closed once it has been waited for. A test's end kills a child still running.
 func (sb *sandbox) startRun(t testing.TB, args ...string) *child {
 	t.Helper()
+	return sb.startVia(t, nil, args...)
+}
+
+// startVia is startRun through a wrapper: wrap's command is run with rein's path and args after
+// its own (a shell's -c script execs "$0" "$@"), so that rein inherits what the wrapper set.
+func (sb *sandbox) startVia(t testing.TB, wrap []string, args ...string) *child {
+	t.Helper()
 	cmd := exec.Command(reinBin(t), args...)
+	if len(wrap) > 0 {
+		cmd = exec.Command(wrap[0], append(append(wrap[1:], reinBin(t)), args...)...)
+	}
 	cmd.Dir, cmd.Env = sb.ws, sb.env
 	r, w, err := os.Pipe()
 	if err != nil {

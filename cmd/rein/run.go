@@ -295,7 +295,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 	}
 
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals()...)
 	defer signal.Stop(sigs)
 	go func() {
 		var first time.Time
@@ -517,6 +517,20 @@ func oneLine(err error) string {
 		s = s[:i]
 	}
 	return s
+}
+
+// stopSignals are the signals that stop an exchange as Ctrl-C does: an interrupt, SIGTERM (a
+// service manager, kill) and SIGHUP (the terminal closed, an ssh connection dropped) — each only
+// if rein was not started with it ignored (nohup, a shell's trap '' HUP, a background job's
+// SIGINT), which listening for it would undo.
+func stopSignals() []os.Signal {
+	var out []os.Signal
+	for _, s := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // wayOut says what a person can do when the provider refuses the context itself: the session is

@@ -223,7 +223,7 @@ func serve(cmd *cobra.Command, f runFlags, sf serveFlags, back backendFlags) err
 		nofile, lim.MaxConns, lim.MaxUnauthenticated, sf.maxConvs, maxOpen, rate)
 	// The one line that shows the token; it is redacted like any key everywhere else.
 	fmt.Fprintf(redact.Unwrap(cmd.OutOrStdout()), "rein serve: http://%s/#token=%s\n", x.addr, x.token)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals()...)
 	defer stop()
 	return x.run(ctx, 2*time.Second)
 }

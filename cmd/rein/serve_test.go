@@ -625,3 +625,25 @@ func TestServeLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestServeStopsOnHangup: a host started in a terminal that closes (SIGHUP) shuts down as on
+// SIGTERM — its conversations closed, exit 0 — rather than dying on the signal.
+func TestServeStopsOnHangup(t *testing.T) {
+	sb := newSandbox(t)
+	s := sb.startServe(t)
+	if code, body, _, err := s.request("POST", "/api/conversations", `{"op_id":"hangup-1","title":"before the hangup"}`); err != nil || code != 201 {
+		t.Fatalf("create a conversation: %d %s %v", code, body, err)
+	}
+	s.cmd.Process.Signal(syscall.SIGHUP)
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("rein serve did not end within 15s of SIGHUP\n%s", s.stderr)
+	}
+	if st := s.cmd.ProcessState; !st.Exited() || st.ExitCode() != 0 {
+		t.Fatalf("rein serve ended %v on SIGHUP, want exit 0\n%s", st, s.stderr)
+	}
+	if res := sb.rein(t, "doctor", "newest"); res.code != 0 || !strings.Contains(res.stdout, "admissible") {
+		t.Fatalf("the conversation's record after the hangup:\n%s", res)
+	}
+}

@@ -16,7 +16,7 @@ import (
 // longTool starts `rein run` on a script whose one tool call backgrounds `sleep 1000`, tells the
 // test its pid through a named pipe and waits on it; it returns the child once that pid is known,
 // so the call is running (its tool_started is durable before a tool runs).
-func longTool(t *testing.T, sb *sandbox, prelude string) (*child, int) {
+func longTool(t *testing.T, sb *sandbox, prelude string, wrap ...string) (*child, int) {
 	t.Helper()
 	pidc := readFIFO(t, filepath.Join(sb.ws, "pid.fifo"))
 	script := writeScript(t, t.TempDir(),
@@ -25,7 +25,13 @@ func longTool(t *testing.T, sb *sandbox, prelude string) (*child, int) {
 	)
 	// Without the sandbox: these tests read the tool's pid from inside it, which a PID namespace
 	// would make its own (sandbox_test.go holds the same guarantees under the sandbox).
-	c := sb.startRun(t, append(append([]string{"run"}, simArgs(script)...), "--json", "--sandbox", "off", "run the long command")...)
+	args := append(append([]string{"run"}, simArgs(script)...), "--json", "--sandbox", "off", "run the long command")
+	var c *child
+	if len(wrap) > 0 { // rein started through a wrapper command, which execs it with these args
+		c = sb.startVia(t, wrap, args...)
+	} else {
+		c = sb.startRun(t, args...)
+	}
 	var line string
 	select {
 	case line = <-pidc:
@@ -91,46 +97,76 @@ func lastQuiesced(recs []record.Record) (*record.Quiesced, map[string]record.Out
 	return q, outcomes
 }
 
-// TestSIGINTStopsTheTool: Ctrl-C while a tool runs is Stop: rein exits 130, the running call is
-// answered interrupted, the exchange quiesced{cancelled}, the tool's process is gone, and the
-// session goes on.
-func TestSIGINTStopsTheTool(t *testing.T) {
+// TestSignalStopsTheTool: Ctrl-C while a tool runs is Stop, and so are SIGTERM (a service
+// manager, kill) and SIGHUP (the terminal closed, an ssh connection dropped): rein exits 130,
+// the running call is answered interrupted, the exchange quiesced{cancelled}, the tool's process
+// is gone, and the session goes on.
+func TestSignalStopsTheTool(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			sb := newSandbox(t)
+			c, pid := longTool(t, sb, "")
+			sent := time.Now()
+			c.cmd.Process.Signal(sig)
+			c.wait(t, 10*time.Second)
+			exited := time.Since(sent)
+			if got := c.status.ExitStatus(); got != exitStopped {
+				t.Fatalf("rein exited %d (%v) after %v, want %d\n%s", got, c.status, sig, exitStopped, c.stderr)
+			}
+			if !waitGone(pid, 3*time.Second) {
+				t.Errorf("the tool's sleep (pid %d) outlived the Stop by 3s", pid)
+			}
+			t.Logf("%v mid-tool: rein exited 130 %s after the signal", sig, exited.Round(100*time.Microsecond))
+
+			path, recs, st := theRecord(t, sb)
+			if st.InFlight() || !st.IsReady() {
+				t.Fatalf("after Stop the session is in flight (phase %s)", st.Phase())
+			}
+			q, outcomes := lastQuiesced(recs)
+			if q == nil || q.Reason != fold.Cancelled {
+				t.Fatalf("the exchange ended %+v, want quiesced{cancelled}", q)
+			}
+			interrupted := 0
+			for id, o := range outcomes {
+				if o != record.Interrupted {
+					t.Errorf("call %s was answered %s, want interrupted", id, o)
+				}
+				interrupted++
+			}
+			if interrupted != 1 {
+				t.Errorf("want the one running call answered, found %v", outcomes)
+			}
+
+			res := sb.rein(t, append([]string{"resume", filepath.Base(filepath.Dir(path)), "continue"}, simArgs("")...)...)
+			if res.code != 0 {
+				t.Fatalf("resume after Stop:\n%s", res)
+			}
+			theRecord(t, sb)
+		})
+	}
+}
+
+// TestHangupIgnoredUnderNohup: started with hangups ignored (nohup, a shell's trap '' HUP), rein
+// keeps them ignored — the exchange goes on when the terminal closes — and Ctrl-C still stops it.
+func TestHangupIgnoredUnderNohup(t *testing.T) {
 	sb := newSandbox(t)
-	c, pid := longTool(t, sb, "")
-	sent := time.Now()
+	c, pid := longTool(t, sb, "", "sh", "-c", `trap '' HUP; exec "$0" "$@"`)
+	c.cmd.Process.Signal(syscall.SIGHUP)
+	select {
+	case <-c.done:
+		t.Fatalf("rein, started with SIGHUP ignored, ended on one (%v)\n%s", c.status, c.stderr)
+	case <-time.After(time.Second):
+	}
+	if strings.Contains(c.stderr.String(), "stopping") {
+		t.Fatalf("rein, started with SIGHUP ignored, began to stop on one\n%s", c.stderr)
+	}
 	c.cmd.Process.Signal(os.Interrupt)
 	c.wait(t, 10*time.Second)
-	exited := time.Since(sent)
 	if got := c.status.ExitStatus(); got != exitStopped {
 		t.Fatalf("rein exited %d after SIGINT, want %d\n%s", got, exitStopped, c.stderr)
 	}
 	if !waitGone(pid, 3*time.Second) {
 		t.Errorf("the tool's sleep (pid %d) outlived the Stop by 3s", pid)
-	}
-	t.Logf("SIGINT mid-tool: rein exited 130 %s after the signal", exited.Round(100*time.Microsecond))
-
-	path, recs, st := theRecord(t, sb)
-	if st.InFlight() || !st.IsReady() {
-		t.Fatalf("after Stop the session is in flight (phase %s)", st.Phase())
-	}
-	q, outcomes := lastQuiesced(recs)
-	if q == nil || q.Reason != fold.Cancelled {
-		t.Fatalf("the exchange ended %+v, want quiesced{cancelled}", q)
-	}
-	interrupted := 0
-	for id, o := range outcomes {
-		if o != record.Interrupted {
-			t.Errorf("call %s was answered %s, want interrupted", id, o)
-		}
-		interrupted++
-	}
-	if interrupted != 1 {
-		t.Errorf("want the one running call answered, found %v", outcomes)
-	}
-
-	res := sb.rein(t, append([]string{"resume", filepath.Base(filepath.Dir(path)), "continue"}, simArgs("")...)...)
-	if res.code != 0 {
-		t.Fatalf("resume after Stop:\n%s", res)
 	}
 	theRecord(t, sb)
 }
