@@ -521,7 +521,7 @@ func oneLine(err error) string {
 
 // stopSignals are the signals that stop an exchange as Ctrl-C does: an interrupt, SIGTERM (a
 // service manager, kill) and SIGHUP (the terminal closed, an ssh connection dropped) — each only
-// if rein was not started with it ignored (nohup, a shell's trap ” HUP, a background job's
+// if rein was not started with it ignored (nohup, a shell's `trap "" HUP`, a background job's
 // SIGINT), which listening for it would undo.
 func stopSignals() []os.Signal {
 	var out []os.Signal

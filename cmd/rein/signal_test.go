@@ -146,7 +146,7 @@ func TestSignalStopsTheTool(t *testing.T) {
 	}
 }
 
-// TestHangupIgnoredUnderNohup: started with hangups ignored (nohup, a shell's trap ” HUP), rein
+// TestHangupIgnoredUnderNohup: started with hangups ignored (nohup, a shell's `trap "" HUP`), rein
 // keeps them ignored — the exchange goes on when the terminal closes — and Ctrl-C still stops it.
 func TestHangupIgnoredUnderNohup(t *testing.T) {
 	sb := newSandbox(t)
