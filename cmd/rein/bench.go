@@ -126,7 +126,7 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	steps = append(steps, sim.Step{Text: "Done."})
 	s := sim.New(sim.Options{Script: &sim.Script{Steps: steps, Strict: true}, MaxLogged: 1})
 	var mu sync.Mutex
-	var handled []time.Duration
+	var handled []simSpan
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return fmt.Errorf("listen for the simulator: %w", err)
@@ -134,9 +134,9 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		s.ServeHTTP(w, r)
-		took := time.Since(start)
+		end := time.Now()
 		mu.Lock()
-		handled = append(handled, took)
+		handled = append(handled, simSpan{start, end})
 		mu.Unlock()
 	})}
 	go srv.Serve(ln)
@@ -218,11 +218,21 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	row("turn", col(func(t turnTimes) time.Duration { return t.turn }))
 	less := make([]time.Duration, len(turns))
 	for i, t := range turns {
-		less[i] = t.turn - simTimes[i]
+		less[i] = t.turn - simTimes[i].end.Sub(simTimes[i].start)
 	}
 	row("turn less the simulator", less)
 	row("  provider wait", col(func(t turnTimes) time.Duration { return t.wait }))
-	row("    simulator", simTimes[:len(turns)])
+	// The wait's parts, by the one clock both processes read: the request on its way (rein's
+	// write, the loopback, the simulator's server reading its head), the simulator's handler, and
+	// the answer on its way back to rein's "received" (the stream read and decoded).
+	to, sims, from := make([]time.Duration, len(turns)), make([]time.Duration, len(turns)), make([]time.Duration, len(turns))
+	for i, t := range turns {
+		sp := simTimes[i]
+		to[i], sims[i], from[i] = sp.start.Sub(t.sentAt), sp.end.Sub(sp.start), t.receivedAt.Sub(sp.end)
+	}
+	row("    to the simulator", to)
+	row("    simulator", sims)
+	row("    back to rein", from)
 	row("  encode", col(func(t turnTimes) time.Duration { return t.encode }))
 	row("  validate", col(func(t turnTimes) time.Duration { return t.validate }))
 	row("  commit", col(func(t turnTimes) time.Duration { return t.commit }))
@@ -267,10 +277,16 @@ func withoutEnv(env []string, names ...string) []string {
 	return out
 }
 
-// turnTimes is where one tool turn's time went, from its request's start to the next one's.
+// turnTimes is where one tool turn's time went, from its request's start to the next one's, and
+// when its request was sent and its answer received.
 type turnTimes struct {
 	turn, wait, encode, validate, commit, start, run, results time.Duration
+	sentAt, receivedAt                                        time.Time
 }
+
+// simSpan is when the simulator's handler began and ended one request, by the wall clock rein's
+// trace marks read too.
+type simSpan struct{ start, end time.Time }
 
 func (t turnTimes) other() time.Duration {
 	return t.turn - t.wait - t.encode - t.validate - t.commit - t.start - t.run - t.results
@@ -312,6 +328,8 @@ func splitTurns(marks []traceMark) []turnTimes {
 		if _, ok := at(spawnedMark); !ok {
 			continue
 		}
+		sent, _ := at(string(agent.MarkSend))
+		received, _ := at(string(agent.MarkReceived))
 		turns = append(turns, turnTimes{
 			turn:     span[len(span)-1].at.Sub(span[0].at),
 			wait:     between(string(agent.MarkSend), string(agent.MarkReceived)),
@@ -321,6 +339,7 @@ func splitTurns(marks []traceMark) []turnTimes {
 			start:    between(string(agent.MarkTool), spawnedMark),
 			run:      between(spawnedMark, string(agent.MarkToolDone)),
 			results:  between(string(agent.MarkToolDone), string(agent.MarkResults)),
+			sentAt:   sent, receivedAt: received,
 		})
 	}
 	return turns

@@ -21,7 +21,7 @@ func TestBenchTurns(t *testing.T) {
 		if !strings.Contains(res.stdout, "rein bench turns: 4 tool turns") {
 			t.Errorf("no header naming the 4 turns:\n%s", res.stdout)
 		}
-		for _, name := range []string{"turn", "turn less the simulator", "provider wait", "simulator", "encode", "validate", "commit",
+		for _, name := range []string{"turn", "turn less the simulator", "provider wait", "to the simulator", "simulator", "back to rein", "encode", "validate", "commit",
 			"tool start", "tool run", "results", "other", "bash -c 'echo x'", "fsync", "loopback HTTP", "a page's first touch"} {
 			row := regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(name) + `\s+(\d+\.\d{3})\s+(\d+\.\d{3})\s+(\d+\.\d{3})$`)
 			if !row.MatchString(res.stdout) {

@@ -1,10 +1,12 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"sync"
+	"time"
 )
 
 // Body is a request body for Go's HTTP transport that is read only until Send returns. The
@@ -15,7 +17,12 @@ type Body struct {
 	mu     sync.Mutex
 	data   []byte
 	fenced bool
+	open   int           // readers handed out and not yet closed
+	shut   chan struct{} // closed when open falls to 0; nil while none is open
 }
+
+// releaseWait bounds how long Release waits for the transport to close the body it was given.
+const releaseWait = 100 * time.Millisecond
 
 // errFenced is what a fenced Body's readers return: the request is over.
 var errFenced = errors.New("the request body was read after its request ended")
@@ -43,11 +50,41 @@ func (b *Body) Fence() {
 	b.mu.Unlock()
 }
 
-func (b *Body) reader() io.ReadCloser { return &bodyReader{b: b} }
+// Release is what Send does as it returns: it waits, for a moment at most, until the transport
+// has closed every reader it was given — it reads a body once more after its last byte, to see
+// that nothing follows, on a goroutine of its own that may run after the response's last event
+// was read; a read fenced there fails the request's write, and the connection is not kept — and
+// then fences b. A ctx that ended (a Stop) fences at once.
+func (b *Body) Release(ctx context.Context) {
+	b.mu.Lock()
+	shut := b.shut
+	b.mu.Unlock()
+	if shut != nil && ctx.Err() == nil {
+		t := time.NewTimer(releaseWait)
+		select {
+		case <-shut:
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	b.Fence()
+}
+
+func (b *Body) reader() io.ReadCloser {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.open == 0 {
+		b.shut = make(chan struct{})
+	}
+	b.open++
+	return &bodyReader{b: b}
+}
 
 type bodyReader struct {
-	b   *Body
-	off int
+	b      *Body
+	off    int
+	closed bool
 }
 
 func (r *bodyReader) Read(p []byte) (int, error) {
@@ -64,7 +101,17 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *bodyReader) Close() error { return nil }
+func (r *bodyReader) Close() error {
+	r.b.mu.Lock()
+	defer r.b.mu.Unlock()
+	if !r.closed {
+		r.closed = true
+		if r.b.open--; r.b.open == 0 {
+			close(r.b.shut)
+		}
+	}
+	return nil
+}
 
 // BodyReleaser is the optional interface of a Model whose Send reads body only until it returns
 // (Body): its caller may then write over the bytes, to build the next request in them (Memo's

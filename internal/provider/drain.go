@@ -1,7 +1,9 @@
 package provider
 
 import (
+	"context"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -21,4 +23,42 @@ func Drain(body io.ReadCloser) {
 	t := time.AfterFunc(drainWait, func() { body.Close() })
 	defer t.Stop()
 	_, _ = io.CopyN(io.Discard, body, drainBytes)
+}
+
+// Drainer drains responses behind their readers: a client hands a response's body to Behind at
+// its stream's last event and returns the reply at once, while the rest of the body — the chunked
+// encoding's terminator, which a server writes after its last event — is read in the background
+// and the connection goes back to the pool. The client's next request waits for that (Wait), so
+// it finds the connection there rather than dialling another.
+type Drainer struct {
+	mu   sync.Mutex
+	last chan struct{} // closed when the newest body handed over is drained and closed
+}
+
+// Behind drains body (as Drain) and closes it, in the background.
+func (d *Drainer) Behind(body io.ReadCloser) {
+	done := make(chan struct{})
+	d.mu.Lock()
+	d.last = done
+	d.mu.Unlock()
+	go func() {
+		defer close(done)
+		Drain(body)
+		body.Close()
+	}()
+}
+
+// Wait waits until the body last handed to Behind is drained (at most Drain's second), or ctx
+// ends: a Stop does not wait for it.
+func (d *Drainer) Wait(ctx context.Context) {
+	d.mu.Lock()
+	last := d.last
+	d.mu.Unlock()
+	if last == nil {
+		return
+	}
+	select {
+	case <-last:
+	case <-ctx.Done():
+	}
 }

@@ -36,6 +36,7 @@ type Client struct {
 	http    *http.Client
 	version string
 	headers http.Header
+	drain   provider.Drainer
 }
 
 var _ provider.Model = (*Client)(nil)
@@ -84,7 +85,7 @@ func (c *Client) Send(ctx context.Context, body []byte, on func(provider.Event))
 	}
 	b := provider.NewBody(body) // read only until Send returns: the bytes are the caller's again
 	b.Attach(hreq)
-	defer b.Fence()
+	defer b.Release(ctx)
 	for k, vs := range c.headers {
 		hreq.Header[k] = vs
 	}
@@ -94,11 +95,17 @@ func (c *Client) Send(ctx context.Context, body []byte, on func(provider.Event))
 	hreq.Header.Set("anthropic-version", c.version)
 	hreq.Header.Set("content-type", "application/json")
 	hreq.Header.Set("accept", "text/event-stream")
+	c.drain.Wait(ctx) // the last reply's connection, back in the pool
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		return provider.Reply{}, transportError(ctx, err)
 	}
-	defer resp.Body.Close()
+	handed := false // to the drainer, which closes it
+	defer func() {
+		if !handed {
+			resp.Body.Close()
+		}
+	}()
 	// However the transport treats ctx, a Stop closes the body so the read below ends at once.
 	stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
 	defer stop()
@@ -111,7 +118,11 @@ func (c *Client) Send(ctx context.Context, body []byte, on func(provider.Event))
 	}
 	reply, err := decode(ctx, resp.Body, on)
 	if err == nil {
-		provider.Drain(resp.Body) // keep the connection for the next request
+		// The reply is whole at its last event: what is left of the body is read behind it, and
+		// the connection kept for the next request.
+		stop()
+		handed = true
+		c.drain.Behind(resp.Body)
 	}
 	return reply, err
 }

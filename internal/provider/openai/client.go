@@ -65,6 +65,7 @@ type client struct {
 	apiKey   string
 	headers  http.Header
 	http     *http.Client
+	drain    *provider.Drainer // shared by the client's copies
 }
 
 func newClient(cfg Config, path string) client {
@@ -81,6 +82,7 @@ func newClient(cfg Config, path string) client {
 		apiKey:   cfg.APIKey,
 		headers:  cfg.Headers.Clone(),
 		http:     hc,
+		drain:    &provider.Drainer{},
 	}
 }
 
@@ -95,7 +97,7 @@ func (c client) send(ctx context.Context, body []byte, d streamDecoder) (provide
 	}
 	b := provider.NewBody(body) // read only until send returns: the bytes are the caller's again
 	b.Attach(req)
-	defer b.Fence()
+	defer b.Release(ctx)
 	for k, vs := range c.headers {
 		for _, v := range vs {
 			req.Header.Add(k, v)
@@ -106,11 +108,17 @@ func (c client) send(ctx context.Context, body []byte, d streamDecoder) (provide
 	if c.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.apiKey)
 	}
+	c.drain.Wait(ctx) // the last reply's connection, back in the pool
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return provider.Reply{}, transport(ctx, err, false) // the error names the method and the URL
 	}
-	defer resp.Body.Close()
+	handed := false // to the drainer, which closes it
+	defer func() {
+		if !handed {
+			resp.Body.Close()
+		}
+	}()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		return provider.Reply{}, provider.Classify(resp.StatusCode, resp.Header, b)
@@ -124,7 +132,11 @@ func (c client) send(ctx context.Context, body []byte, d streamDecoder) (provide
 	defer stop()
 	reply, err := finish(ctx, d, readStream(ctx, resp.Body, d))
 	if err == nil {
-		provider.Drain(resp.Body) // keep the connection for the next request
+		// The reply is whole at its last event: what is left of the body is read behind it, and
+		// the connection kept for the next request.
+		stop()
+		handed = true
+		c.drain.Behind(resp.Body)
 	}
 	return reply, err
 }
