@@ -48,10 +48,20 @@ func (f *sandboxFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&f.protectGit, "protect-git", false, "keep the workspace's .git read-only for sandboxed commands, so none can plant a git hook")
 }
 
-// sandboxSupport is what this machine supports. REIN_SANDBOX_UNSUPPORTED, when set, is a reason to
-// refuse every sandboxed command: the tests' switch for a machine that cannot enforce one.
+// sandboxSupport is what this machine supports, as far as the default mode and the warning need
+// (osbox.Quick: not the probe of the namespaces, which a sandbox makes when a command first needs
+// it). REIN_SANDBOX_UNSUPPORTED, when set, is a reason to refuse every sandboxed command: the
+// tests' switch for a machine that cannot enforce one.
 func sandboxSupport() osbox.Support {
-	s := osbox.Check()
+	return forced(osbox.Quick())
+}
+
+// fullSupport is sandboxSupport with what the probe of the namespaces learns, for the report.
+func fullSupport() osbox.Support { return forced(osbox.Check()) }
+
+// forced is s refusing every confined command when REIN_SANDBOX_UNSUPPORTED says why (a test
+// switch for the path of a machine that cannot enforce the sandbox).
+func forced(s osbox.Support) osbox.Support {
 	if why := os.Getenv("REIN_SANDBOX_UNSUPPORTED"); why != "" {
 		s.Forced = why
 	}
@@ -139,8 +149,11 @@ func openSandbox(p osbox.Policy, ws string) (*osbox.Sandbox, error) {
 		}
 		sandboxes.root = root
 	}
-	sup := sandboxSupport()
-	box, err := osbox.New(p, osbox.Config{Workspace: ws, TempRoot: sandboxes.root, Support: &sup})
+	cfg := osbox.Config{Workspace: ws, TempRoot: sandboxes.root}
+	if sup := sandboxSupport(); sup.Forced != "" {
+		cfg.Support = &sup // it refuses every command: what else the machine has does not matter
+	}
+	box, err := osbox.New(p, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +207,7 @@ sandbox-exec), what each confines, and what the default --sandbox mode is here.
 			if len(args) == 1 && args[0] != "check" {
 				return exitf(exitUsage, "rein sandbox takes no argument but check, not %q", args[0])
 			}
-			sandboxSupport().Report(cmd.OutOrStdout())
+			fullSupport().Report(cmd.OutOrStdout())
 			return nil
 		},
 	}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -30,14 +31,14 @@ const selfExe = "/proc/self/exe"
 // succeeded or not): it waits until the helper executed the supervisor, and returns a
 // *LaunchError if the helper failed instead; the helper has exited then, having run nothing.
 func (s *Sandbox) Confine(cmd *exec.Cmd) (func() error, error) {
-	if err := s.sup.Enforce(s.policy); err != nil {
+	if err := s.support().Enforce(s.policy); err != nil {
 		return nil, err
 	}
 	// /dev/null is the one file outside the writable directories a command may write. /dev/tty
 	// is not granted: a command leads a session of its own and has no terminal to open.
-	sp := spec{Write: s.write, Files: []string{os.DevNull}, Rights: rightsFor(s.sup.Landlock, s.policy), Network: s.policy.Network}
-	if s.sup.Contain != "" {
-		sp.Contain, sp.DropCaps = true, s.sup.userNS
+	sp := spec{Write: s.write, Files: []string{os.DevNull}, Rights: rightsFor(s.support().Landlock, s.policy), Network: s.policy.Network}
+	if s.support().Contain != "" {
+		sp.Contain, sp.DropCaps = true, s.support().userNS
 		if s.policy.ProtectGit && s.policy.Mode == WorkspaceWrite {
 			git := filepath.Join(s.workspace, ".git")
 			if _, err := os.Lstat(git); err == nil {
@@ -68,7 +69,7 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) (func() error, error) {
 		if cmd.SysProcAttr == nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{}
 		}
-		namespaces(cmd.SysProcAttr, s.sup.userNS)
+		namespaces(cmd.SysProcAttr, s.support().userNS)
 	}
 	return func() error {
 		w.Close()
@@ -99,11 +100,7 @@ func namespaces(attr *syscall.SysProcAttr, userNS bool) {
 
 // check finds what this Linux machine supports.
 func check() Support {
-	var s Support
-	s.Landlock, s.LandlockWhy = landlockABI()
-	s.SeccompWhy = seccompWhy()
-	s.Seccomp = s.SeccompWhy == ""
-	s.userNS = os.Geteuid() != 0
+	s := quick()
 	if why := probe(selfExe, s.userNS); why != "" {
 		s.ContainWhy = why
 	} else {
@@ -113,6 +110,17 @@ func check() Support {
 			s.Contain += " (in a user namespace)"
 		}
 	}
+	return s
+}
+
+// quick is check without the probe of the namespaces, which starts a helper process: what the
+// kernel offers (Landlock, seccomp), the cgroups and bubblewrap.
+func quick() Support {
+	var s Support
+	s.Landlock, s.LandlockWhy = landlockABI()
+	s.SeccompWhy = seccompWhy()
+	s.Seccomp = s.SeccompWhy == ""
+	s.userNS = os.Geteuid() != 0
 	s.Cgroup, s.Cgroups, s.CgroupsWhy = cgroupV2()
 	if p, err := exec.LookPath("bwrap"); err == nil {
 		s.Bwrap = p
@@ -159,12 +167,16 @@ func (s Support) report(w io.Writer) {
 	}
 }
 
+// probes counts the probes started, for the tests.
+var probes atomic.Int32
+
 // probeWait is how long the probe's helper may take.
 var probeWait = 5 * time.Second
 
 // probe starts the helper in the namespaces a command would get, to learn whether this machine
 // grants them: "" if it does, or why not.
 func probe(exe string, userNS bool) string {
+	probes.Add(1)
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err.Error()

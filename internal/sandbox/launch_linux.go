@@ -58,7 +58,7 @@ func (s *Sandbox) CgroupRoot() string {
 	if !s.Holds() {
 		return ""
 	}
-	return CgroupRoot(s.sup.Cgroups)
+	return CgroupRoot(s.support().Cgroups)
 }
 
 // Holds reports whether s starts its commands itself (Start), from a thread confined once, in a
@@ -67,7 +67,7 @@ func (s *Sandbox) CgroupRoot() string {
 // (--protect-git): a .git that a command makes is bound read-only for the next command only if
 // each command's mount namespace is set up anew.
 func (s *Sandbox) Holds() bool {
-	return s != nil && s.sup.Cgroups != "" && s.sup.Contain != "" && !s.sup.userNS &&
+	return s != nil && s.support().Cgroups != "" && s.support().Contain != "" && !s.support().userNS &&
 		!(s.policy.ProtectGit && s.policy.Mode == WorkspaceWrite)
 }
 
@@ -79,7 +79,7 @@ func (s *Sandbox) Holds() bool {
 // SysProcAttr.Pdeathsig is cleared. When this machine cannot enforce the policy, Start returns an *UnsupportedError; when the
 // thread could not be confined, a *LaunchError; either way nothing ran.
 func (s *Sandbox) Start(cmd *exec.Cmd) (*Cgroup, error) {
-	if err := s.sup.Enforce(s.policy); err != nil {
+	if err := s.support().Enforce(s.policy); err != nil {
 		return nil, err
 	}
 	if !s.Holds() {
@@ -95,7 +95,7 @@ func (s *Sandbox) Start(cmd *exec.Cmd) (*Cgroup, error) {
 			return nil, &LaunchError{Msg: err.Error()}
 		}
 	}
-	cg, err := newCgroup(s.sup.Cgroups)
+	cg, err := newCgroup(s.support().Cgroups)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (s *Sandbox) confineThread() error {
 		err  error
 	}
 	start, ready := make(chan launch), make(chan confined, 1)
-	r := rightsFor(s.sup.Landlock, s.policy)
+	r := rightsFor(s.support().Landlock, s.policy)
 	go func() {
 		// Never unlocked: when the goroutine ends, so does its thread, namespaces and all.
 		runtime.LockOSThread()

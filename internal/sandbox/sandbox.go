@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Mode is how much a command may change: a sandbox mode as --sandbox names it.
@@ -191,9 +192,20 @@ type Sandbox struct {
 	workspace string   // resolved
 	temp      string   // this sandbox's temporary directory, resolved
 	write     []string // the writable directories, resolved
-	sup       Support
-	exe       string // the helper's executable (Linux)
+	exe       string   // the helper's executable (Linux)
 	launch    launcher
+
+	// sup is what this machine supports: Config.Support, or Check's answer, asked for when a
+	// command first needs it (support) — Check's probe of the namespaces starts a helper, which
+	// need not delay a session's start.
+	supOnce sync.Once
+	sup     Support
+}
+
+// support is what this machine supports, as s was given it or Check says.
+func (s *Sandbox) support() *Support {
+	s.supOnce.Do(func() { s.sup = Check() })
+	return &s.sup
 }
 
 // Config says what New needs besides the policy.
@@ -201,8 +213,8 @@ type Config struct {
 	Workspace string
 	// TempRoot is where the sandbox makes its temporary directory (default: os.TempDir()).
 	TempRoot string
-	// Support is what this machine supports; the zero value means Check's answer. Tests pass a
-	// Support of their own to force the unsupported path.
+	// Support is what this machine supports; the zero value means Check's answer, asked for when
+	// a command first needs it. Tests pass a Support of their own to force the unsupported path.
 	Support *Support
 }
 
@@ -244,9 +256,7 @@ func New(p Policy, cfg Config) (*Sandbox, error) {
 		s.write = append(s.write, r)
 	}
 	if cfg.Support != nil {
-		s.sup = *cfg.Support
-	} else {
-		s.sup = Check()
+		s.supOnce.Do(func() { s.sup = *cfg.Support })
 	}
 	return s, nil
 }
@@ -256,7 +266,7 @@ func (s *Sandbox) Policy() Policy { return s.policy }
 
 // Contains reports whether each command starts as the first process of a PID namespace of its
 // own (Linux, where the machine allows it), whose end ends every process the command started.
-func (s *Sandbox) Contains() bool { return s != nil && s.sup.Contain != "" }
+func (s *Sandbox) Contains() bool { return s != nil && s.support().Contain != "" }
 
 // TempDir is the sandbox's temporary directory: writable by its commands, which find it as
 // $TMPDIR.

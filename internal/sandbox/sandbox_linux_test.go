@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,5 +148,47 @@ func TestProbeOfAProgramThatIsNoHelper(t *testing.T) {
 	why := probe(exe, Check().userNS)
 	if !strings.Contains(why, "did not answer") || time.Since(start) > 5*time.Second {
 		t.Errorf("after %v: %q", time.Since(start), why)
+	}
+}
+
+// TestNamespacesProbedWhenNeeded: making a sandbox, and Quick (what the default mode needs), start
+// no probe of the namespaces on the way — a session's first request does not wait for a helper
+// process — while the first question only the probe answers (Contains, as a command's start
+// asks) has it made, once, with Check's answer; Quick's background probe is that one.
+func TestNamespacesProbedWhenNeeded(t *testing.T) {
+	checkOnce, quickOnce = sync.Once{}, sync.Once{}
+	t.Cleanup(func() { Check() }) // leave the package's answer for the tests after
+	before := probes.Load()
+	box, err := New(Policy{Mode: WorkspaceWrite}, Config{Workspace: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer box.Close()
+	if n := probes.Load() - before; n != 0 {
+		t.Fatalf("New probed the namespaces %d times; want none until a command needs them", n)
+	}
+	got := box.Contains()
+	if n := probes.Load() - before; n != 1 {
+		t.Fatalf("Contains probed the namespaces %d times; want once", n)
+	}
+	if want := Check().Contain != ""; got != want {
+		t.Fatalf("Contains = %v, Check's Contain %q", got, Check().Contain)
+	}
+	box.Contains()
+	if n := probes.Load() - before; n != 1 {
+		t.Fatalf("a second question probed again (%d probes)", n)
+	}
+
+	checkOnce, quickOnce = sync.Once{}, sync.Once{}
+	before = probes.Load()
+	q := Quick()
+	if q.Contain != "" || q.Namespaces {
+		t.Fatalf("Quick answered what only the probe knows: %+v", q)
+	}
+	if q.Default() != Check().Default() {
+		t.Fatalf("Quick's default mode %s, Check's %s", q.Default(), Check().Default())
+	}
+	if n := probes.Load() - before; n != 1 {
+		t.Fatalf("Quick then Check probed %d times; want once (Quick's in the background, which Check waits for)", n)
 	}
 }

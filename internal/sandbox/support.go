@@ -54,6 +54,23 @@ func Check() Support {
 	return checked
 }
 
+var (
+	quickOnce sync.Once
+	quicked   Support
+)
+
+// Quick returns what this machine supports but for what the probe of the namespaces learns
+// (Namespaces, Contain and ContainWhy are left unset), which it starts in the background for
+// Check: what Default and the Enforce of a policy that does not keep .git read-only need, without
+// waiting for a helper process to start.
+func Quick() Support {
+	quickOnce.Do(func() {
+		quicked = quick()
+		go Check()
+	})
+	return quicked
+}
+
 // Enforce reports why policy p cannot be enforced on this machine, or nil if it can.
 func (s Support) Enforce(p Policy) error {
 	if p.Mode == Off || p.Mode == "" {

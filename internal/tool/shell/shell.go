@@ -93,7 +93,6 @@ type Tool struct {
 	dir string
 
 	// The spare shell (spare.go), for commands that start directly (direct).
-	direct     bool
 	spareMu    sync.Mutex // held while a spare is started, so a call waits for it rather than start another
 	spare      *proc
 	spareTimer *time.Timer
@@ -134,9 +133,13 @@ func New(root string, opts Options) (*Tool, error) {
 	if opts.TailBytes <= 0 {
 		opts.TailBytes = 16 << 10
 	}
-	return &Tool{root: abs, bash: bash, env: withoutSecrets(opts.Env), opts: opts, ctl: defaultControl, dir: abs,
-		direct: !opts.Sandbox.Contains() || opts.Sandbox.Holds()}, nil
+	return &Tool{root: abs, bash: bash, env: withoutSecrets(opts.Env), opts: opts, ctl: defaultControl, dir: abs}, nil
 }
+
+// direct reports whether the Tool's commands start directly (direct.go): always but under a
+// sandbox that contains each command through a helper of its own. Asked at a call, not at New: the
+// sandbox learns what this machine grants when a command first needs it.
+func (t *Tool) direct() bool { return !t.opts.Sandbox.Contains() || t.opts.Sandbox.Holds() }
 
 func withoutSecrets(env []string) []string {
 	out := make([]string, 0, len(env))

@@ -58,7 +58,7 @@ func (t *Tool) forget() *proc {
 
 // refill starts a spare for the Tool's next call, unless it has one or is closed.
 func (t *Tool) refill() {
-	if !t.direct {
+	if !t.direct() {
 		return
 	}
 	t.spareMu.Lock()
