@@ -2,6 +2,7 @@ package tui
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -29,6 +30,13 @@ func TestMarkdownLines(t *testing.T) {
 		{"| a | b |\n|---|---|\n| 1 | two |", 20, " a │ b\n───┼─────\n 1 │ two"},
 		{"a very long line of words that must wrap", 22, "a very long line of\nwords that must wrap"},
 		{"one\n\n\n\ntwo", 80, "one\n\ntwo"},
+		{"| n | x |\n|--:|:-:|\n| 1 | a |\n| 100 | bcd |", 40, " n   │ x\n─────┼─────\n   1 │  a\n 100 │ bcd"},
+		{"## Two\ntext under it", 80, "Two\n\ntext under it"},
+		{"3. three\n4. four", 80, "3. three\n4. four"},
+		{"a\n\n---", 10, "a\n\n──────────"},
+		{"line one  \nline two", 80, "line one\nline two"},
+		{"![a cat](cat.png) and <https://x.y>", 80, "image: a cat → cat.png and https://x.y"},
+		{"- `go test ./...` runs them", 80, "• go test ./... runs them"},
 	} {
 		if got := plainLines(markdown(c.in, c.width)); got != c.want {
 			t.Errorf("markdown(%q) =\n%s\nwant\n%s", c.in, got, c.want)
@@ -37,6 +45,26 @@ func TestMarkdownLines(t *testing.T) {
 			if w := ansi.StringWidth(l); w > c.width {
 				t.Errorf("markdown(%q): line %q is %d cells, wider than %d", c.in, l, w, c.width)
 			}
+		}
+	}
+}
+
+// TestRepliesCannotDriveTheTerminal: escape sequences and control characters in a reply, in its
+// text, its code or a table, are drawn as visible escapes; only the chat's own colours reach the
+// terminal.
+func TestRepliesCannotDriveTheTerminal(t *testing.T) {
+	for _, src := range []string{
+		"hi \x1b]52;c;aGVsbG8=\x07 there\x1b[2J",
+		"```go\nx := 1 \x1b]0;title\x07\n```",
+		"| a |\n|---|\n| \x1b[31mred |",
+		"- item \u202eevil",
+	} {
+		got := strings.Join(markdown(src, 80), "\n")
+		if rest := sgr.ReplaceAllString(got, ""); strings.ContainsAny(rest, "\x1b\x07\u202e") {
+			t.Errorf("markdown(%q) lets through %q", src, rest)
+		}
+		if !strings.Contains(got, `\x1b`) && !strings.Contains(got, `\u202e`) {
+			t.Errorf("markdown(%q) does not show the escape: %q", src, got)
 		}
 	}
 }
@@ -57,6 +85,45 @@ func TestCodeIsHighlighted(t *testing.T) {
 	if got := plainLines(markdown("```nosuchlang\nsome text\n```", 60)); got != "  some text" {
 		t.Errorf("unknown language: %q", got)
 	}
+	for _, c := range []struct{ lang, code, want string }{
+		{"python", "def f(): return 'x'  # why", "\x1b[34mdef\x1b[39m \x1b[36mf\x1b[39m(): \x1b[34mreturn\x1b[39m \x1b[32m'x'\x1b[39m  \x1b[90m# why\x1b[39m"},
+		{"bash", "echo \"$HOME\" # here", "\x1b[34mecho\x1b[39m \x1b[32m\"$HOME\"\x1b[39m \x1b[90m# here\x1b[39m"},
+		{"diff", "-old\n+new", "\x1b[31m-old\x1b[39m\n\x1b[32m+new\x1b[39m"},
+		{"go", "/* a\nb */ x", "\x1b[90m/* a\x1b[39m\n\x1b[90mb */\x1b[39m x"},
+	} {
+		if got := strings.Join(highlight(c.code, c.lang), "\n"); got != c.want {
+			t.Errorf("highlight(%q, %s) =\n%q\nwant\n%q", c.code, c.lang, got, c.want)
+		}
+	}
+}
+
+// sgr matches the colour codes highlight adds.
+var sgr = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+
+// FuzzHighlight: whatever the code and the language, highlighting keeps every byte of it, in
+// its lines, and adds nothing but the sixteen colours' codes.
+func FuzzHighlight(f *testing.F) {
+	for _, s := range []string{"func main() { return 1 }", "x = \"unterminated\nnext", "/* open", "-- sql\nSELECT 1", "a\tb\n\n`raw\nraw`", "é ü 漢字 $x"} {
+		for _, lang := range []string{"go", "python", "bash", "sql", "js", "rust", "json", "diff", "none"} {
+			f.Add(s, lang)
+		}
+	}
+	f.Fuzz(func(t *testing.T, code, lang string) {
+		if strings.Contains(code, "\x1b") {
+			t.Skip("the chat strips escape sequences from a reply before it renders it")
+		}
+		lines := highlight(code, lang)
+		joined := strings.Join(lines, "\n")
+		if got := sgr.ReplaceAllString(joined, ""); got != code {
+			t.Fatalf("highlight(%q, %q) keeps %q", code, lang, got)
+		}
+		if strings.Contains(joined, "38;5;") || strings.Contains(joined, "38;2;") {
+			t.Fatalf("highlight(%q, %q) uses colours outside the sixteen: %q", code, lang, joined)
+		}
+		if len(lines) != strings.Count(code, "\n")+1 {
+			t.Fatalf("highlight(%q, %q) gave %d lines for %d", code, lang, len(lines), strings.Count(code, "\n")+1)
+		}
+	})
 }
 
 // TestLiveRenderingEqualsTheWhole: however the reply is cut into deltas, the streamed block
