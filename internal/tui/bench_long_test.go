@@ -39,7 +39,7 @@ func longModel(b *testing.B, lines int) *Model {
 
 // BenchmarkFrameLongConversation is the frame time with a 5,000-line conversation: a key press
 // and the frame it draws (entries' lines cached), and the frame after a resize (every entry
-// rendered again at the new width, glamour included).
+// rendered again at the new width, markdown included).
 func BenchmarkFrameLongConversation(b *testing.B) {
 	m := longModel(b, 5000)
 	b.Logf("scrollback: %d lines, %d entries", m.totalLines(), len(m.sb.entries))

@@ -89,7 +89,7 @@ func TestEndToEndMarkdownAndScrollback(t *testing.T) {
 		}
 	}
 	esc := p.escScreen()
-	// The keyword and the number are coloured (chroma's sixteen-colour codes, as tmux reports
+	// The keyword and the number are coloured (the sixteen colours' codes, as tmux reports
 	// them), and the comment is not drawn in the keyword's colour.
 	if !strings.Contains(esc, "func") || !strings.Contains(esc, "\x1b[34m") || !strings.Contains(esc, "\x1b[35m") {
 		t.Errorf("the code is not highlighted:\n%q", esc)
