@@ -224,11 +224,13 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	row("  provider wait", col(func(t turnTimes) time.Duration { return t.wait }))
 	// The wait's parts, by the one clock both processes read: the request on its way (rein's
 	// write, the loopback, the simulator's server reading its head), the simulator's handler, and
-	// the answer on its way back to rein's "received" (the stream read and decoded).
+	// the answer on its way back to rein's "received" (the stream read and decoded) — zero when
+	// rein had the whole answer before the handler's return was noted (it writes the stream, then
+	// returns).
 	to, sims, from := make([]time.Duration, len(turns)), make([]time.Duration, len(turns)), make([]time.Duration, len(turns))
 	for i, t := range turns {
 		sp := simTimes[i]
-		to[i], sims[i], from[i] = sp.start.Sub(t.sentAt), sp.end.Sub(sp.start), t.receivedAt.Sub(sp.end)
+		to[i], sims[i], from[i] = sp.start.Sub(t.sentAt), sp.end.Sub(sp.start), max(0, t.receivedAt.Sub(sp.end))
 	}
 	row("    to the simulator", to)
 	row("    simulator", sims)

@@ -87,7 +87,8 @@ func TestSplitTurns(t *testing.T) {
 		t.Fatalf("%d turns, want 2", len(turns))
 	}
 	ms := time.Millisecond
-	want := turnTimes{turn: 21 * ms, wait: 3 * ms, encode: 1 * ms, validate: 2 * ms, commit: 2 * ms, start: 4 * ms, run: 5 * ms, results: 1 * ms}
+	want := turnTimes{turn: 21 * ms, wait: 3 * ms, encode: 1 * ms, validate: 2 * ms, commit: 2 * ms, start: 4 * ms, run: 5 * ms, results: 1 * ms,
+		sentAt: base.Add(4 * ms), receivedAt: base.Add(7 * ms)}
 	if turns[0] != want {
 		t.Errorf("first turn %+v, want %+v", turns[0], want)
 	}
