@@ -47,9 +47,10 @@ func newBenchTurnsCmd() *cobra.Command {
 		Use:   "turns",
 		Short: "Time tool turns end to end against the simulator, next to the machine's floor",
 		Long: `turns runs this rein binary (rein run, in a fresh workspace and state directory) against
-the simulator, started in this process on loopback at zero latency and scripted to answer
-every request with a bash call running "echo x", for --turns tool turns and a closing
-reply. It prints each figure's p50, p90 and p99 in milliseconds, per tool turn:
+the simulator, started in this process on loopback at zero latency (or after --think, as
+a model thinks) and scripted to answer every request with a bash call running "echo x",
+for --turns tool turns and a closing reply. It prints each figure's p50, p90 and p99 in
+milliseconds, per tool turn:
 
   turn           from one request's start to the next one's (rein's client sending)
   turn less the simulator
@@ -71,7 +72,8 @@ medians. Percentiles are of each line alone: they do not add up.
 Last, the CPU time per tool turn: the rein run's, split into rein's own and its commands'
 (bash; under a held sandbox, its helper too), and the simulator's.`,
 		Example: `  rein bench turns
-  rein bench turns --turns 1000 --sandbox off`,
+  rein bench turns --turns 1000 --sandbox off
+  rein bench turns --think 50ms    # what a turn costs while a model takes 50 ms to answer`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.turns < 1 {
@@ -90,6 +92,7 @@ Last, the CPU time per tool turn: the rein run's, split into rein's own and its 
 	cmd.Flags().IntVar(&o.turns, "turns", 200, "how many tool turns to time")
 	cmd.Flags().StringVar(&o.sandbox, "sandbox", "", "the --sandbox mode of the rein run timed (default: rein's default here)")
 	cmd.Flags().StringVar(&o.rein, "rein", "", "the rein binary to time (default: this one), to compare two builds against the same simulator and floor")
+	cmd.Flags().DurationVar(&o.think, "think", 0, "how long the simulator takes before each answer, as a model thinks (0: it answers at once); the figures less the simulator are rein's alone")
 	cmd.Flags().BoolVar(&o.noCheckpoints, "no-checkpoints", false, "time the run without checkpoints of the workspace (its --no-checkpoints)")
 	cmd.Flags().StringVar(&o.cpuProfile, "cpu-profile", "", "write a CPU profile of the rein run timed to this file (go tool pprof reads it)")
 	return cmd
@@ -100,6 +103,9 @@ type benchOptions struct {
 	turns      int
 	sandbox    string
 	cpuProfile string
+	// think is how long the simulator waits before each answer: what rein does while a model
+	// thinks (a spare shell's start) is then off the turn's path, as it is in use.
+	think time.Duration
 	// noCheckpoints passes --no-checkpoints: no snapshot at all, not even the stat walk of an
 	// unchanged workspace.
 	noCheckpoints bool
@@ -133,6 +139,9 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		if o.think > 0 {
+			time.Sleep(o.think)
+		}
 		s.ServeHTTP(w, r)
 		end := time.Now()
 		mu.Lock()
@@ -195,7 +204,11 @@ func benchTurns(ctx context.Context, out io.Writer, o benchOptions) error {
 	if mode == "" {
 		mode = string(sandboxSupport().Default()) + " (rein's default here)"
 	}
-	fmt.Fprintf(out, "rein bench turns: %d tool turns of bash `echo x`, the simulator in-process at zero latency\n", o.turns)
+	latency := "at zero latency"
+	if o.think > 0 {
+		latency = fmt.Sprintf("thinking %v before each answer", o.think)
+	}
+	fmt.Fprintf(out, "rein bench turns: %d tool turns of bash `echo x`, the simulator in-process %s\n", o.turns, latency)
 	ckpt := "checkpoints on (each tool turn snapshots the workspace in the background: git runs when a file changed)"
 	if o.noCheckpoints {
 		ckpt = "no checkpoints"

@@ -8,12 +8,16 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	osbox "github.com/reinhq/rein/internal/sandbox"
 )
 
 // TestSandboxAsNobody runs the real rein as an unprivileged user (uid 65534, when the tests run as
 // root), under its default sandbox: the helper re-executes the non-dumpable rein in a user
-// namespace; a write to a directory nobody owns outside the workspace fails, one inside lands, and
-// the command holds no capability. With --sandbox off the same write lands: the test can fail.
+// namespace; a write to a directory nobody owns outside the workspace fails, one inside lands,
+// the command holds no capability, and each command is the first of a PID namespace of its own
+// (its shell's $$ is 1), the machine permitting (the probe as root says whether it does). With
+// --sandbox off the same write lands and the shell's $$ is its pid: the test can fail.
 func TestSandboxAsNobody(t *testing.T) {
 	requireOSSandbox(t, false)
 	for _, off := range []bool{true, false} {
@@ -49,6 +53,8 @@ func runAsNobody(t *testing.T, off bool) bool {
 		map[string]any{"tool_calls": []any{bash(`echo in > inside && id -u`)}},
 		map[string]any{"tool_calls": []any{bash(`echo out > "$OUT/outside"`)}},
 		map[string]any{"tool_calls": []any{bash(`grep -E '^Cap(Prm|Eff|Amb)' /proc/self/status`)}},
+		map[string]any{"tool_calls": []any{bash(`echo "shell pid $$"`)}},
+		map[string]any{"tool_calls": []any{bash(`echo "shell pid $$ again"`)}},
 		map[string]any{"text": "done"})
 	args := []string{"run", "--provider", "sim", "--sim-delay", "1ms", "--sim-script", script, "write"}
 	if off {
@@ -84,8 +90,15 @@ func runAsNobody(t *testing.T, off bool) bool {
 		t.Errorf("the command did not run as uid %d:\n%s", uid, outputs)
 	}
 	_, err = os.Stat(filepath.Join(out, "outside"))
+	contained := strings.Contains(outputs, "shell pid 1\n") && strings.Contains(outputs, "shell pid 1 again\n")
 	if off {
+		if contained {
+			t.Errorf("with --sandbox off, a command's shell is the first of a PID namespace:\n%s", outputs)
+		}
 		return err == nil
+	}
+	if sup := osbox.Check(); sup.Contain != "" && !contained {
+		t.Errorf("rein as root contains commands (%s); as uid %d, not:\n%s", sup.Contain, uid, outputs)
 	}
 	if !strings.Contains(outputs, "Permission denied") {
 		t.Errorf("no refusal in the tool outputs:\n%s", outputs)

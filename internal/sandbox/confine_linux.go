@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -187,7 +188,7 @@ func probe(exe string, userNS bool) string {
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	namespaces(cmd.SysProcAttr, userNS)
-	err = cmd.Start()
+	err = Launch(cmd, cmd.Start)
 	w.Close()
 	what := "a PID namespace"
 	if userNS {
@@ -268,4 +269,46 @@ func tryCgroup(dir string) string {
 		return "this kernel's cgroups have no cgroup.kill (Linux 5.14)"
 	}
 	return ""
+}
+
+// Launch starts cmd, which Confine rewrote, with start (the caller's own way of starting a
+// process, cmd.Start on a thread of its choosing). A helper that enters a user namespace (rein is
+// not root) needs rein to write its user and group maps in /proc/<pid>, and the kernel lets only
+// root open those while the process is not dumpable; a child is a copy of its parent until it
+// executes the helper, and rein makes itself non-dumpable (cmd/rein's harden). So for the
+// moment of such a start a non-dumpable process is dumpable, and non-dumpable again once every
+// start it overlaps has returned. Without this, the namespaces are refused to every rein not
+// run as root, and its commands are not contained. The moment is open only to processes of
+// rein's user outside any Landlock domain: a command rein confined cannot read rein's /proc or
+// trace it, dumpable or not, for Landlock refuses a sandboxed process access to one outside its
+// domain (its ptrace check, which /proc/<pid>/environ, mem and fd are all behind).
+func Launch(cmd *exec.Cmd, start func() error) error {
+	if cmd.SysProcAttr == nil || cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWUSER == 0 {
+		return start()
+	}
+	dumpable.Lock()
+	if dumpable.starts == 0 {
+		was, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+		dumpable.restore = err == nil && was == 0
+		if dumpable.restore {
+			unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
+		}
+	}
+	dumpable.starts++
+	dumpable.Unlock()
+	defer func() {
+		dumpable.Lock()
+		defer dumpable.Unlock()
+		if dumpable.starts--; dumpable.starts == 0 && dumpable.restore {
+			unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+		}
+	}()
+	return start()
+}
+
+// dumpable counts the starts Launch made the process dumpable for; restore says it was not.
+var dumpable struct {
+	sync.Mutex
+	starts  int
+	restore bool
 }

@@ -67,8 +67,7 @@ func (s *Sandbox) CgroupRoot() string {
 // (--protect-git): a .git that a command makes is bound read-only for the next command only if
 // each command's mount namespace is set up anew.
 func (s *Sandbox) Holds() bool {
-	return s != nil && s.support().Cgroups != "" && s.support().Contain != "" && !s.support().userNS &&
-		!(s.policy.ProtectGit && s.policy.Mode == WorkspaceWrite)
+	return s != nil && s.support().Cgroups != "" && s.support().Contain != "" && !s.support().userNS && !s.Anew()
 }
 
 // Start starts cmd confined, in a new cgroup that only its processes are in, and returns the

@@ -268,6 +268,13 @@ func (s *Sandbox) Policy() Policy { return s.policy }
 // own (Linux, where the machine allows it), whose end ends every process the command started.
 func (s *Sandbox) Contains() bool { return s != nil && s.support().Contain != "" }
 
+// Anew reports whether each command must be confined as the workspace is when it starts, not
+// ahead of it: with .git kept read-only (--protect-git), the helper binds the .git there is then,
+// and a command may make one for the next. A nil Sandbox confines nothing, ahead or not.
+func (s *Sandbox) Anew() bool {
+	return s != nil && s.policy.ProtectGit && s.policy.Mode == WorkspaceWrite
+}
+
 // TempDir is the sandbox's temporary directory: writable by its commands, which find it as
 // $TMPDIR.
 func (s *Sandbox) TempDir() string { return s.temp }

@@ -116,7 +116,7 @@ func spawnDirect(bash, dir string, env []string, grace time.Duration, c control,
 		if held {
 			p.cg, err = box.Start(cmd)
 		} else {
-			err = startLaunched(cmd)
+			err = sandbox.Launch(cmd, func() error { return startLaunched(cmd) })
 		}
 		if err != nil {
 			started <- err
@@ -183,7 +183,7 @@ func startLaunched(cmd *exec.Cmd) error {
 // errGone is begin's error when the shell waiting at the gate is gone: nothing of the command ran.
 var errGone = errors.New("the shell ended before it was given its command")
 
-// begin gives a shell that spawnDirect started its command, to run in dir with its output going
+// begin gives a shell that spawn started its command, to run in dir with its output going
 // to out, and opens its gate. On errGone the command did not run and p is being discarded.
 func (p *proc) begin(dir, command string, out *capture) error {
 	_, err := io.WriteString(p.call, dir+"\x00"+command+"\x00")
@@ -209,7 +209,7 @@ func (p *proc) begin(dir, command string, out *capture) error {
 	return nil
 }
 
-// discard ends a shell that spawnDirect started and no command was given: its gate closes, so it
+// discard ends a shell that spawn started and no command was given: its gate closes, so it
 // exits without running anything, and its life ends as a command's does (done closes). What it
 // wrote goes to out, or nowhere if out is nil.
 func (p *proc) discard(out *capture) {
@@ -220,23 +220,6 @@ func (p *proc) discard(out *capture) {
 	p.gate.Close()
 	go p.read()
 	go p.watch()
-}
-
-// startDirect runs command in dir as rein's child, held by the lifeline's keeper; see start.
-func startDirect(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {
-	p, err := spawnDirect(bash, dir, env, grace, c, box)
-	if err != nil {
-		return nil, err
-	}
-	if p.refused != nil { // the sandbox's helper ran nothing and exited: Run says why
-		p.discard(out)
-		return p, nil
-	}
-	if err := p.begin(dir, command, out); err != nil {
-		<-p.done
-		return nil, err
-	}
-	return p, nil
 }
 
 // hasNUL reports whether command holds a NUL byte, which no bash command line can.

@@ -20,7 +20,7 @@ func TestRunningCommandsHoldNoThread(t *testing.T) {
 	const n = 40
 	dir := t.TempDir()
 	// One command first: the launcher's thread and the keeper are there before counting.
-	warm, err := startDirect("bash", dir, os.Environ(), time.Second, "true", newCapture(1<<10, 1<<10), testControl, nil)
+	warm, err := start("bash", dir, os.Environ(), time.Second, "true", newCapture(1<<10, 1<<10), testControl, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestRunningCommandsHoldNoThread(t *testing.T) {
 	before := threadCount(t)
 	var ps []*proc
 	for range n {
-		p, err := startDirect("bash", dir, os.Environ(), time.Second, "exec sleep 1000", newCapture(1<<10, 1<<10), testControl, nil)
+		p, err := start("bash", dir, os.Environ(), time.Second, "exec sleep 1000", newCapture(1<<10, 1<<10), testControl, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestHelperParentDeath(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestParentDeathSignal")
 	}
-	p, err := startDirect("bash", dir, os.Environ(), time.Second, "echo $$ > pgid; exec sleep 1000", newCapture(1<<10, 1<<10), testControl, nil)
+	p, err := start("bash", dir, os.Environ(), time.Second, "echo $$ > pgid; exec sleep 1000", newCapture(1<<10, 1<<10), testControl, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,8 @@ import (
 )
 
 // supervisor is the bash script a command runs under when the sandbox contains it in a PID
-// namespace of its own (start; the others start directly, see directScript). It is rein's direct
-// child (through the sandbox's helper, which keeps its pid) and leads
+// namespace of its own (spawnSupervised; the others start directly, see directScript). It is
+// rein's direct child (through the sandbox's helper, which keeps its pid) and leads
 // the command's session and process group, and its one job is the lifeline: a pipe whose only
 // write end rein holds, so that end of file means rein is gone, however it died. The supervisor
 // blocks reading it, then SIGKILLs its whole group. Every catchable signal that could reach it
@@ -29,11 +29,20 @@ import (
 // reliable base (a trapped signal arriving while bash runs another trap can be lost); a blocking
 // read on a pipe is.
 //
+// Like a direct shell, the supervisor starts before its command is known and runs nothing of it
+// before rein opens its gate, fd 7, having written the directory and the command to the call
+// file, fd 8 (see directScript): so a spare can be a supervisor, its helper's start, its
+// confinement and its namespaces paid ahead of the call. Waiting there it does not read the
+// lifeline, and need not: it holds no process, and rein's death closes the gate, at which it
+// exits (as the namespace's first process, taking the empty namespace with it).
+//
 // The supervisor's one child, the waiter, starts the command in a subshell, waits for it and
 // records its exit status. It alone holds the end pipe: end of file there tells rein the command
 // ended. The command's subshell restores the default disposition of the signals the supervisor
 // ignores; a Stop in the instant before that is lost on it, and the SIGKILL after the grace
-// period ends it instead.
+// period ends it instead. What the command sees does not tell a spare from a supervisor started
+// for it: its directory with OLDPWD the same, SECONDS counting from the gate, no positional
+// parameters.
 //
 // rein does the rest in Go: it sends a Stop's SIGTERM and SIGKILL to the group, and SIGKILLs the
 // group once the command ended, so that a call's background jobs end with it. It reaps the
@@ -57,11 +66,15 @@ import (
 //
 // File descriptors: 3 is the output pipe (the command's stdout and stderr; neither the supervisor
 // nor the waiter keeps it, so end of file means every process of the command closed it), 4 the
-// lifeline, 5 the control file and 6 the end pipe.
+// lifeline, 5 the control file, 6 the end pipe, 7 the gate and 8 the call file.
 const supervisorBody = `
-__rein_dir=$1 __rein_cmd=$2
 trap '' HUP INT QUIT TERM USR2 PIPE ALRM TSTP TTIN TTOU XCPU XFSZ VTALRM PROF
 trap 'kill -KILL 0; exit' USR1
+read -r -u 7 __rein_go || exit 125
+IFS= read -r -d '' -u 8 __rein_dir || exit 125
+IFS= read -r -d '' -u 8 __rein_cmd || exit 125
+exec 7<&- 8<&-
+unset __rein_go
 (
 	exec 4<&- 5<&-
 	(
@@ -69,6 +82,7 @@ trap 'kill -KILL 0; exit' USR1
 		exec 3>&- 6>&-
 		trap 'printf "cwd:%s\0" "$PWD" 2>/dev/null >>"$__rein_ctl"' EXIT
 		cd -- "$__rein_dir" || exit
+		OLDPWD=$PWD SECONDS=0
 		set --
 		unset __rein_dir
 		eval "$__rein_cmd"
@@ -143,34 +157,56 @@ type proc struct {
 	refused error
 }
 
-// start runs command in dir, with a control file made as c says, confined by box unless it is
-// nil. When box cannot confine it, start returns box's refusal (a *sandbox.UnsupportedError) and
-// runs nothing; when the sandbox failed to apply, the command did not run and p.refused says why.
+// spawn starts a shell for a command to come, in dir, with a control file made as c says,
+// confined by box unless it is nil, waiting at its gate; begin gives it its command. When box
+// cannot confine it, spawn returns box's refusal (a *sandbox.UnsupportedError) and starts
+// nothing; when the sandbox failed to apply, nothing runs and p.refused says why.
 //
-// Under a sandbox that contains processes with a PID namespace per command, the command runs under
-// a supervisor of its own (startSupervised); otherwise its shell is rein's child and the
-// lifeline's keeper holds it (startDirect), which costs one process instead of three. A sandbox
-// that holds its commands in cgroups (sandbox.Sandbox.Holds) starts them directly too.
-func start(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {
-	if box.Contains() && !box.Holds() {
-		return startSupervised(bash, dir, env, grace, command, out, c, box)
+// Under a sandbox that contains processes with a PID namespace per command, the shell is a
+// supervisor of the command's own (spawnSupervised); otherwise it is the command's shell, rein's
+// child, held by the lifeline's keeper (spawnDirect), which costs one process instead of three.
+// A sandbox that holds its commands in cgroups (sandbox.Sandbox.Holds) starts them directly too.
+func spawn(bash, dir string, env []string, grace time.Duration, c control, box *sandbox.Sandbox) (*proc, error) {
+	if box.Contains() && !box.Holds() { // Tool.supervised
+		return spawnSupervised(bash, dir, env, grace, c, box)
 	}
-	return startDirect(bash, dir, env, grace, command, out, c, box)
+	return spawnDirect(bash, dir, env, grace, c, box)
 }
 
-// startSupervised runs command in dir under a fresh supervisor, with a control file made and
-// reached as c says, confined by box unless it is nil; see start.
-func startSupervised(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {
+// start runs command in dir in a shell spawned for it; see spawn.
+func start(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {
+	p, err := spawn(bash, dir, env, grace, c, box)
+	if err != nil {
+		return nil, err
+	}
+	if p.refused != nil { // the sandbox's helper ran nothing and exited: Run says why
+		p.discard(out)
+		return p, nil
+	}
+	if err := p.begin(dir, command, out); err != nil {
+		<-p.done
+		return nil, err
+	}
+	return p, nil
+}
+
+// spawnSupervised starts a supervisor in dir for a command to come, confined by box, waiting at
+// its gate; see spawn and supervisor.
+func spawnSupervised(bash, dir string, env []string, grace time.Duration, c control, box *sandbox.Sandbox) (*proc, error) {
 	ctl, err := c.create()
 	if err != nil {
 		return nil, fmt.Errorf("create the control file: %w", err)
 	}
-	p := &proc{grace: grace, ctl: ctl, out: out,
+	p := &proc{grace: grace, ctl: ctl,
 		ended: make(chan struct{}), dead: make(chan struct{}), stopping: make(chan struct{}),
 		killed: make(chan struct{}), exited: make(chan struct{}), drained: make(chan struct{}), reported: make(chan struct{}), done: make(chan struct{})}
+	if p.call, err = c.create(); err != nil {
+		p.closeAll()
+		return nil, fmt.Errorf("create the call file: %w", err)
+	}
 	// Every pipe is created close-on-exec, so no other process rein starts holds an end of it:
-	// rein alone holds the lifeline's write end.
-	var w, lifeR, endW *os.File
+	// rein alone holds the lifeline's and the gate's write ends.
+	var w, lifeR, endW, gateR *os.File
 	p.r, w, err = os.Pipe()
 	if err == nil {
 		lifeR, p.lifeline, err = os.Pipe()
@@ -178,24 +214,27 @@ func startSupervised(bash, dir string, env []string, grace time.Duration, comman
 	if err == nil {
 		p.endR, endW, err = os.Pipe()
 	}
+	if err == nil {
+		gateR, p.gate, err = os.Pipe()
+	}
 	if err != nil {
-		p.closeAll(w, lifeR, endW)
+		p.closeAll(w, lifeR, endW, gateR)
 		return nil, fmt.Errorf("create pipes: %w", err)
 	}
-	cmd := exec.Command(bash, "-c", supervisor(c), "rein-bash", dir, command)
+	cmd := exec.Command(bash, "-c", supervisor(c), "rein-bash")
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.ExtraFiles = []*os.File{w, lifeR, p.ctl, endW}
+	cmd.ExtraFiles = []*os.File{w, lifeR, p.ctl, endW, gateR, p.call} // 3 to 8
 	// A new session, not only a new process group: the command has no controlling terminal, so
 	// a program that would prompt on /dev/tty (sudo, ssh) fails at once instead of stopping the
 	// group or writing over the person's terminal. On Linux, a parent-death signal too.
 	cmd.SysProcAttr = sysProcAttr()
 	confirm := func() error { return nil }
 	if box != nil {
-		// The helper keeps the supervisor's pid, descriptors 3 to 6 and attributes: all that
+		// The helper keeps the supervisor's pid, descriptors 3 to 8 and attributes: all that
 		// follows holds under the sandbox as without it.
 		if confirm, err = box.Confine(cmd); err != nil {
-			p.closeAll(w, lifeR, endW)
+			p.closeAll(w, lifeR, endW, gateR)
 			return nil, err
 		}
 	}
@@ -204,7 +243,7 @@ func startSupervised(bash, dir string, env []string, grace time.Duration, comman
 	// parent-death signal (see launcher).
 	started := make(chan error, 1)
 	go func() {
-		if err := startLaunched(cmd); err != nil {
+		if err := sandbox.Launch(cmd, func() error { return startLaunched(cmd) }); err != nil {
 			started <- err
 			return
 		}
@@ -219,20 +258,19 @@ func startSupervised(bash, dir string, env []string, grace time.Duration, comman
 	// The helper's report pipe is closed either way; after a start, this waits for the helper.
 	p.refused = confirm()
 	if err != nil {
-		p.closeAll(w, lifeR, endW)
+		p.closeAll(w, lifeR, endW, gateR)
 		return nil, fmt.Errorf("start %s: %w", bash, err)
 	}
 	p.pgid = cmd.Process.Pid
 	w.Close()
 	lifeR.Close()
 	endW.Close()
-	go p.read()
+	gateR.Close()
 	go func() {
 		io.Copy(io.Discard, p.endR)
 		p.endR.Close()
 		close(p.ended)
 	}()
-	go p.watch()
 	return p, nil
 }
 
@@ -256,12 +294,16 @@ func (p *proc) watch() {
 		p.awaitGroup()
 	default:
 	}
-	// A shell whose exit status the kernel told (Linux) is reported before it is reaped: the
-	// lifeline's release and the reaping follow the report rather than precede it.
+	// A command that ended by itself is reported before its leader is reaped: a direct shell
+	// whose exit status the kernel told (Linux), or a supervisor's command, whose waiter wrote
+	// the status before it ended. The lifeline's release and the reaping follow the report
+	// rather than precede it — for a supervisor, that is the end of its PID and mount
+	// namespaces, which the kernel tears down before the supervisor can be reaped, in tens of
+	// milliseconds where rein is not root.
 	early := false
 	select {
 	case <-p.ended:
-		early = p.statusKnown // set for a direct shell only
+		early = p.statusKnown || !p.direct
 	default:
 	}
 	p.lastKill()
@@ -278,6 +320,12 @@ func (p *proc) watch() {
 		<-p.drained
 	}
 	p.rep = p.report()
+	if early && !p.rep.hasSt {
+		// No status: the supervisor was killed, its waiter with it. How it ended is the news.
+		p.letGo()
+		<-p.exited
+		early = false
+	}
 	close(p.reported)
 	// Run, readied by the report, takes this processor now rather than after the reaping's
 	// system calls below (or on another thread, woken for it).

@@ -110,6 +110,9 @@ func TestSandboxedSuites(t *testing.T) {
 			{"CancelledBeforeStart", TestCancelledBeforeStart},
 			{"Conformance", TestConformance},
 			{"ControlLeavesNoFile", TestControlLeavesNoFile},
+			{"SpareKilledWhileWaiting", TestSpareKilledWhileWaiting},
+			{"SpareEnds", TestSpareEnds},
+			{"SpareDiesWithRein", TestSpareDiesWithRein},
 		}
 		for _, tt := range suite {
 			t.Run(kind+"/"+tt.name, tt.f)
@@ -675,6 +678,20 @@ func TestSandboxProtectGit(t *testing.T) {
 			}
 		}
 	}
+
+	// A .git that a command makes is read-only for the next command, though the next command's
+	// shell would have started beside this one were it not for --protect-git (Sandbox.Anew).
+	ws := t.TempDir()
+	sh, err := New(ws, Options{Sandbox: newBox(t, sandbox.Policy{Mode: sandbox.WorkspaceWrite, ProtectGit: true}, ws, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, sh, `sleep 0.3; mkdir -p .git/hooks`); r.Outcome != record.OK {
+		t.Fatalf("making .git: %s %q", r.Outcome, r.Content)
+	}
+	if r := run(t, sh, `echo 'echo pwned' > .git/hooks/pre-commit`); r.Outcome == record.OK {
+		t.Errorf("the .git the last command made is writable: %q", r.Content)
+	}
 }
 
 // TestSandboxNoCapabilities: a command confined in a user namespace (rein not root) holds no
@@ -699,7 +716,8 @@ func TestSandboxNoCapabilities(t *testing.T) {
 }
 
 // TestSandboxAsNobody runs the sandbox's tests as an unprivileged user (uid 65534), when the
-// tests run as root: the user namespace path, and writes the user could otherwise make.
+// tests run as root: the user namespace path (a spare supervisor in it too), and writes the user
+// could otherwise make.
 func TestSandboxAsNobody(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("not root: every test here already runs unprivileged")
@@ -725,7 +743,7 @@ func TestSandboxAsNobody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run=^TestSandbox(Writes|StaysWritable|ExtraWritable|Network|ContainsDaemons|StopEndsBombAndDaemon|DaemonDiesWithRein|ProtectGit|NoCapabilities|FailedLaunchRefuses)$", "-test.v")
+	cmd := exec.Command(bin, "-test.run=^TestSandbox(Writes|StaysWritable|ExtraWritable|Network|ContainsDaemons|StopEndsBombAndDaemon|DaemonDiesWithRein|ProtectGit|NoCapabilities|FailedLaunchRefuses|LandlockHidesRein)$|^TestContainedSpare$", "-test.v")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "HOME="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -747,7 +765,10 @@ func TestSandboxAsNobody(t *testing.T) {
 			t.Log(strings.TrimSpace(l))
 		}
 	}
-	if passed < 9 {
+	if !strings.Contains(text, "--- PASS: TestContainedSpare") {
+		t.Errorf("as uid 65534, TestContainedSpare did not pass:\n%s", text)
+	}
+	if passed < 10 {
 		t.Errorf("as uid 65534, only %d tests passed:\n%s", passed, text)
 	}
 }
@@ -825,5 +846,30 @@ func TestSandboxCannotReadRein(t *testing.T) {
 		if r := run(t, sh, probe); r.Content != "DENIED environ\nDENIED mem\nDENIED maps\n" {
 			t.Errorf("%s: %q", kind, r.Content)
 		}
+	}
+}
+
+// TestSandboxLandlockHidesRein: a command confined by Landlock alone (no PID namespace to hide
+// rein's /proc) cannot read the environment, memory or maps of a rein of its own user that is
+// dumpable, as rein is for the moment it starts a helper in a user namespace (sandbox.Launch):
+// Landlock refuses a process in a domain access to one outside it. Unprivileged users only (run
+// by TestSandboxAsNobody when the tests run as root): root reads environ and maps anyway.
+func TestSandboxLandlockHidesRein(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root: TestSandboxAsNobody runs this as uid 65534")
+	}
+	requireSandbox(t, false)
+	probe := fmt.Sprintf(`for f in environ mem maps; do if (exec 3<"/proc/%d/$f") 2>/dev/null; then echo "READ $f"; else echo "DENIED $f"; fi; done`, os.Getpid())
+	open, _ := newTool(t, Options{Sandbox: nil})
+	if r := run(t, open, probe); r.Content != "READ environ\nREAD mem\nREAD maps\n" {
+		t.Skipf("without the sandbox this process is not readable either (%q): nothing to test", r.Content)
+	}
+	ws := t.TempDir()
+	sh, err := New(ws, Options{Sandbox: kindBox(t, "confined", sandbox.Policy{Mode: sandbox.WorkspaceWrite}, ws)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, sh, probe); r.Content != "DENIED environ\nDENIED mem\nDENIED maps\n" {
+		t.Errorf("confined: %q", r.Content)
 	}
 }

@@ -15,9 +15,10 @@
 // instead. See directScript, keeperScript and the supervisor script for the details. The command
 // has no controlling terminal and its stdin is /dev/null.
 //
-// A command that starts directly usually finds its shell already started: each call starts the
-// next call's shell beside its command, held and confined as any, parked before running anything
-// until it is given its command (spare.go), so a call does not wait for bash to start.
+// A command usually finds its shell already started: each call starts the next call's shell
+// beside its command, held and confined as any (its sandbox helper and namespaces included),
+// parked before running anything until it is given its command (spare.go), so a call does not
+// wait for bash, or rein's sandbox helper, to start.
 //
 // Under a sandbox (package sandbox) a command cannot write outside the workspace and the
 // sandbox's temporary directory, nor reach the network; one the machine cannot confine as asked
@@ -136,10 +137,15 @@ func New(root string, opts Options) (*Tool, error) {
 	return &Tool{root: abs, bash: bash, env: withoutSecrets(opts.Env), opts: opts, ctl: defaultControl, dir: abs}, nil
 }
 
-// direct reports whether the Tool's commands start directly (direct.go): always but under a
-// sandbox that contains each command through a helper of its own. Asked at a call, not at New: the
-// sandbox learns what this machine grants when a command first needs it.
-func (t *Tool) direct() bool { return !t.opts.Sandbox.Contains() || t.opts.Sandbox.Holds() }
+// spares reports whether the Tool's calls may find their shell started ahead (spare.go): always
+// but under a sandbox that confines each command as the workspace is when it starts
+// (sandbox.Sandbox.Anew).
+func (t *Tool) spares() bool { return !t.opts.Sandbox.Anew() }
+
+// supervised reports whether the Tool's commands start under a supervisor of their own (see
+// spawn). Asked at a call, not at New: the sandbox learns what this machine grants when a command
+// first needs it.
+func (t *Tool) supervised() bool { return t.opts.Sandbox.Contains() && !t.opts.Sandbox.Holds() }
 
 func withoutSecrets(env []string) []string {
 	out := make([]string, 0, len(env))
@@ -218,7 +224,14 @@ func (t *Tool) Run(ctx context.Context, call tool.Call) tool.Result {
 	out := newCapture(t.opts.HeadBytes, t.opts.TailBytes)
 	out.live = tool.LiveOutput(ctx)
 	p, err := t.start(dir, a.Command, out)
-	go t.refill() // beside the command: started as the call returns, it takes the processor from the next request
+	if t.supervised() {
+		// A supervisor's start (rein's helper executed anew, the namespaces made) costs several
+		// times what its command does: beside it, it would slow the command; after it, it has
+		// the model's time to think.
+		defer func() { go t.refill() }()
+	} else {
+		go t.refill() // beside the command: started as the call returns, it takes the processor from the next request
+	}
 	var unsupported *sandbox.UnsupportedError
 	var launch *sandbox.LaunchError
 	if errors.As(err, &unsupported) {

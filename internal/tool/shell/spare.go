@@ -10,10 +10,14 @@ import (
 // A spare is a shell started ahead of the Tool's next call: held on the lifeline, confined by the
 // sandbox, parked at its gate with bash's start-up (its exec, its dynamic linking, its locale)
 // already paid, so that the call only writes its command and opens the gate (see directScript).
+// Under a sandbox that contains each command in a PID namespace of its own through rein's helper,
+// the spare is the command's supervisor (see supervisor), and what it has paid ahead is most of
+// a call's start where rein is not root: the helper's execution of rein, the namespaces and the
+// confinement. That namespace is still the command's alone: nothing ran in it before the gate.
 // A call that takes the spare starts the next one beside its command; a call that finds none
-// starts its shell as before. Only commands that start directly have spares:
-// under a sandbox that contains each command in a PID namespace of its own, the namespace is the
-// command's and starts with it.
+// starts its shell as before. A sandbox that confines each command as the workspace is when it
+// starts (--protect-git binds the .git there is then) has no spares: one started beside the
+// previous command would not see the .git that command made.
 //
 // A spare is an idle bash process, a few hundred kilobytes of its own. A Tool keeps at most one
 // and ends it once it has waited spareIdle; the process keeps at most maxSpares, the Tool that
@@ -58,7 +62,7 @@ func (t *Tool) forget() *proc {
 
 // refill starts a spare for the Tool's next call, unless it has one or is closed.
 func (t *Tool) refill() {
-	if !t.direct() {
+	if !t.spares() {
 		return
 	}
 	t.spareMu.Lock()
@@ -73,7 +77,7 @@ func (t *Tool) refill() {
 		spares.Add(-1)
 		return
 	}
-	p, err := spawnDirect(t.bash, t.root, t.env, t.opts.Grace, t.ctl, t.opts.Sandbox)
+	p, err := spawn(t.bash, t.root, t.env, t.opts.Grace, t.ctl, t.opts.Sandbox)
 	if err != nil || p.refused != nil {
 		spares.Add(-1)
 		if p != nil {

@@ -2,9 +2,11 @@ package shell
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -134,14 +136,15 @@ func TestSpareEnds(t *testing.T) {
 	spareOf(t, last)
 }
 
-// TestSpareDiesWithRein: rein killed with SIGKILL takes its spare with it, as it takes a command.
+// TestSpareDiesWithRein: rein killed with SIGKILL takes its spare with it, as it takes a command
+// (TestSandboxedSuites runs it again with a supervisor in a PID namespace of its own as the spare).
 func TestSpareDiesWithRein(t *testing.T) {
 	if os.Getenv("REIN_SHELL_SPARE_HELPER") != "" {
 		t.Skip("in the helper")
 	}
 	dir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperKeepsASpare$", "-test.v")
-	helper.Env = append(os.Environ(), "REIN_SHELL_SPARE_HELPER="+dir)
+	helper.Env = append(os.Environ(), "REIN_SHELL_SPARE_HELPER="+dir, "REIN_SHELL_SANDBOX="+testSandbox)
 	out := &strings.Builder{}
 	helper.Stdout, helper.Stderr = out, out
 	if err := helper.Start(); err != nil {
@@ -169,7 +172,8 @@ func TestHelperKeepsASpare(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestSpareDiesWithRein")
 	}
-	sh, err := New(dir, Options{})
+	testSandbox = os.Getenv("REIN_SHELL_SANDBOX")
+	sh, err := New(dir, Options{Sandbox: boxFor(t, dir)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,5 +194,49 @@ func TestCommandWithNUL(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "made")); err == nil {
 		t.Error("the command ran")
+	}
+}
+
+// TestContainedSpare: under a sandbox that contains each command in a PID namespace of its own
+// through rein's helper, the next call runs in the spare supervisor started meanwhile, inside the
+// namespace the spare made, and its command cannot tell: the directory the last call left, OLDPWD
+// as a fresh shell has it, SECONDS counting from the call, no positional parameters. Its
+// namespace is its own: nothing else runs there. The spare is taken, and the next one made.
+func TestContainedSpare(t *testing.T) {
+	requireSandbox(t, true)
+	if !slices.Contains(containKinds(t), "contained") {
+		t.Skip("no PID namespace per command here")
+	}
+	testSandbox = "contained"
+	defer func() { testSandbox = "" }()
+	sh, root := newTool(t, Options{})
+	if r := run(t, sh, "mkdir sub && cd sub"); r.Outcome != record.OK {
+		t.Fatalf("got %q", r.Content)
+	}
+	spare := spareOf(t, sh)
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid_for_children", spare))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self, _ := os.Readlink("/proc/self/ns/pid"); ns == self {
+		t.Fatalf("the spare %d makes its children in rein's PID namespace %s", spare, ns)
+	}
+	time.Sleep(1100 * time.Millisecond) // SECONDS would say 1 in a shell that counted from its start
+	r := run(t, sh, `echo "$PWD $OLDPWD $SECONDS $#"; readlink /proc/self/ns/pid; ls /proc | grep -c '^[0-9]'`)
+	sub := filepath.Join(root, "sub")
+	lines := strings.Split(strings.TrimSpace(r.Content), "\n")
+	if r.Outcome != record.OK || len(lines) != 3 || lines[0] != sub+" "+sub+" 0 0" {
+		t.Fatalf("got %q, want its first line %q", r.Content, sub+" "+sub+" 0 0")
+	}
+	if lines[1] != ns {
+		t.Errorf("the call ran in PID namespace %s, not its spare's %s", lines[1], ns)
+	}
+	// The supervisor, the waiter, the command's shell, ls and grep; bash may run the last two
+	// in a subshell of their own each.
+	if n, _ := strconv.Atoi(lines[2]); n < 4 || n > 7 {
+		t.Errorf("%s processes in the call's namespace, want the call's own", lines[2])
+	}
+	if next := spareOf(t, sh); next == spare {
+		t.Errorf("the spare %d was not taken", spare)
 	}
 }
