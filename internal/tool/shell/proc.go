@@ -29,14 +29,15 @@ import (
 // reliable base (a trapped signal arriving while bash runs another trap can be lost); a blocking
 // read on a pipe is.
 //
-// Like a direct shell, the supervisor starts before its command is known and runs nothing of it
-// before rein opens its gate, fd 7, having written the directory and the command to the call
-// file, fd 8 (see directScript): so a spare can be a supervisor, its helper's start, its
-// confinement and its namespaces paid ahead of the call. Waiting there it does not read the
-// lifeline, and need not: it holds no process, and rein's death closes the gate, at which it
-// exits (as the namespace's first process, taking the empty namespace with it).
+// Like a direct shell, the supervisor starts before its command is known: its waiter and the
+// command's subshell too, forked ahead, and the subshell runs nothing of the command before rein
+// opens its gate, fd 7, having written the directory and the command to the call file, fd 8 (see
+// directScript). So a spare can be a supervisor with the whole of a start paid ahead: the
+// helper's, the namespaces, the confinement and both forks (a bash fork is a few milliseconds on
+// a slow machine). A gate closed unopened, or rein's death, ends the subshell at once, and the
+// waiter after it, having run nothing; rein's death ends the rest through the lifeline.
 //
-// The supervisor's one child, the waiter, starts the command in a subshell, waits for it and
+// The supervisor's one child, the waiter, starts the command's subshell, waits for it and
 // records its exit status. It alone holds the end pipe: end of file there tells rein the command
 // ended. The command's subshell restores the default disposition of the signals the supervisor
 // ignores; a Stop in the instant before that is lost on it, and the SIGKILL after the grace
@@ -70,28 +71,27 @@ import (
 const supervisorBody = `
 trap '' HUP INT QUIT TERM USR2 PIPE ALRM TSTP TTIN TTOU XCPU XFSZ VTALRM PROF
 trap 'kill -KILL 0; exit' USR1
-read -r -u 7 __rein_go || exit 125
-IFS= read -r -d '' -u 8 __rein_dir || exit 125
-IFS= read -r -d '' -u 8 __rein_cmd || exit 125
-exec 7<&- 8<&-
-unset __rein_go
 (
 	exec 4<&- 5<&-
 	(
-		trap - HUP INT QUIT TERM USR2 PIPE ALRM TSTP TTIN TTOU XCPU XFSZ VTALRM PROF
 		exec 3>&- 6>&-
+		read -r -u 7 __rein_go || exit 125
+		IFS= read -r -d '' -u 8 __rein_dir || exit 125
+		IFS= read -r -d '' -u 8 __rein_cmd || exit 125
+		exec 7<&- 8<&-
+		trap - HUP INT QUIT TERM USR2 PIPE ALRM TSTP TTIN TTOU XCPU XFSZ VTALRM PROF
 		trap 'printf "cwd:%s\0" "$PWD" 2>/dev/null >>"$__rein_ctl"' EXIT
 		cd -- "$__rein_dir" || exit
 		OLDPWD=$PWD SECONDS=0
 		set --
-		unset __rein_dir
+		unset __rein_dir __rein_go
 		eval "$__rein_cmd"
 	) >&3 2>&3 </dev/null &
-	exec 3>&-
+	exec 3>&- 7<&- 8<&-
 	wait "$!"
 	printf 'status:%s\0' "$?" >>"$__rein_ctl"
 ) &
-exec 3>&- 6>&-
+exec 3>&- 6>&- 7<&- 8<&-
 read -r -u 4 __rein_x
 kill -KILL 0
 `
