@@ -234,6 +234,9 @@ func (a *Agent) Begin(p Prompt) error {
 	if err := a.settle(); err != nil {
 		return err
 	}
+	if err := a.fits(p.Text); err != nil {
+		return &PromptRefused{Err: err}
+	}
 	before, after, refused := a.promptHooks(p.Text)
 	if refused != "" {
 		if err := a.sess.Commit(before...); err != nil {

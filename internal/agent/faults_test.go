@@ -381,9 +381,8 @@ func TestContextLimit(t *testing.T) {
 				// the huge result cut to what the learned window leaves: it fits
 				textStep("Read what was kept of it."),
 
-				// a huge prompt: refused, nothing left to evict: aborted
+				// a huge prompt: refused by rein before it is sent (it cannot fit the window)
 
-				// the huge turn evicted at the boundary (no longer the newest), and it fits
 				textStep("Fits again."),
 			),
 			sim: func(o *sim.Options) { o.ContextLimit = 6000 },
@@ -427,17 +426,19 @@ func TestContextLimit(t *testing.T) {
 			t.Fatalf("the huge result was sent with %d bytes in a 6,000-token window", len(res.Content))
 		}
 
-		// The newest turn alone is over the limit: the eviction cannot save it.
+		// A prompt alone over the learned limit: no eviction could save it, so rein refuses it
+		// before it is recorded or sent (TestPromptLargerThanTheWindow).
+		prompts := len(all[*record.UserPrompt](h.records()))
 		out = h.run(context.Background(), "now something huge: "+strings.Repeat("a pasted log line\n", 40000/18))
-		expect(t, out, fold.Aborted, true)
-		var pe *provider.Error
-		if !errorsAs(out.Err, &pe) || pe.Class != provider.ContextLength {
-			t.Fatalf("error %v, want context_length", out.Err)
+		var tl *agent.PromptTooLarge
+		if !errorsAs(out.Err, &tl) || tl.Window != 6000 {
+			t.Fatalf("error %v, want the prompt refused as too large for the learned window of 6000", out.Err)
 		}
-		t.Logf("aborted: %v", out.Err)
-		quiesced(t, h.records(), fold.Aborted)
+		if n := len(all[*record.UserPrompt](h.records())); n != prompts {
+			t.Fatalf("the refused prompt was recorded")
+		}
 
-		// The next prompt evicts the huge turn (no longer the newest) and goes through.
+		// The next prompt goes through.
 		out = h.run(context.Background(), "a small question")
 		expect(t, out, fold.Replied, false)
 		if n := h.sim.Pending(); n != 0 {

@@ -148,11 +148,22 @@ func (a *Agent) promptHooks(text string) (before, after []record.Payload, refuse
 	return pa.Notes, after, pa.Refused
 }
 
-// PromptRefused is Begin's error when a prompt hook refused the prompt: nothing was committed but
-// the hooks' records.
-type PromptRefused struct{ Reason string }
+// PromptRefused is Begin's error when the prompt cannot be taken up as it is: a prompt hook
+// refused it (Reason), or rein did (Err: a *PromptTooLarge). Nothing was committed but the hooks'
+// records. A host rejects the message, saying why; the person may send it again changed.
+type PromptRefused struct {
+	Reason string
+	Err    error
+}
 
-func (e *PromptRefused) Error() string { return "a prompt hook refused the prompt: " + e.Reason }
+func (e *PromptRefused) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return "a prompt hook refused the prompt: " + e.Reason
+}
+
+func (e *PromptRefused) Unwrap() error { return e.Err }
 
 // stopHooks asks the stop hooks whether an exchange that would end should go on; continued counts
 // how often they have had it go on already. Going on is harness-authored steering, never the

@@ -190,3 +190,33 @@ func (a *Agent) forceEvict(pe *provider.Error) (bool, error) {
 	}
 	return a.evictForPressure(u, "context_length", keep, limit)
 }
+
+// PromptTooLarge is why a prompt is refused that cannot fit the window on its own: Tokens is its
+// estimate, Room what Window leaves for it once the system prompt, the tools and the reply's
+// reserve are paid for.
+type PromptTooLarge struct{ Tokens, Room, Window int64 }
+
+func (e *PromptTooLarge) Error() string {
+	return fmt.Sprintf("the prompt is about %d tokens, and the model's window of %d tokens leaves room for %d once "+
+		"the system prompt, the tools and the reply are paid for: nothing was sent. Send a part of it (the end of a log: "+
+		"tail -n 200 log | rein ...), or a model with a larger window (--context-window, if rein's is wrong for this one)",
+		e.Tokens, e.Window, max(e.Room, 0))
+}
+
+// fits refuses a prompt that cannot fit the window even with every earlier turn evicted: sent, it
+// would be refused after the round trip, or, by a local server, truncated without a word (the
+// system prompt and the task first). It estimates a quarter of a token a byte, fewer tokens than
+// tokenizers make of nearly any text (long runs of spaces aside), so a prompt that fits is not
+// refused; a window rein does not know refuses nothing.
+func (a *Agent) fits(text string) error {
+	w := a.window()
+	if w <= 0 {
+		return nil
+	}
+	tokens := int64(len(text)+3) / 4
+	room := w - reserve(a.cfg.MaxTokens, w) - int64(len(a.cfg.System)+3)/4 - a.toolTokens()
+	if tokens <= room {
+		return nil
+	}
+	return &PromptTooLarge{Tokens: tokens, Room: room, Window: w}
+}

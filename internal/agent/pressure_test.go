@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -129,4 +130,46 @@ func TestContextPressure(t *testing.T) {
 		}
 		t.Logf("%d turns: %d reminders, the model's eviction of %d–%d, then %d by the harness", turns, soft, from.Load(), to.Load(), harness)
 	})
+}
+
+// TestPromptLargerThanTheWindow: a prompt that cannot fit the window on its own (estimated from
+// its bytes, which no tokenizer makes fewer tokens of than a quarter) is refused before anything
+// is recorded or sent, saying how large it is, what the window leaves and what to do — a local
+// server would otherwise truncate it silently, the system prompt first, or refuse it after the
+// round trip. A prompt that fits is taken up after it; a window rein does not know refuses
+// nothing.
+func TestPromptLargerThanTheWindow(t *testing.T) {
+	const window = 8_000
+	eachFormat(t, func(t *testing.T, f format) {
+		h := newHarness(t, f, setup{
+			script: steps(textStep("Read it.")),
+			sim:    func(o *sim.Options) { o.ContextLimit = window },
+			cfg:    func(c *agent.Config) { c.Window = window },
+		})
+		requests := 0
+		h.onRequest(func([]byte) { requests++ })
+		huge := strings.Repeat("0123456789abcdef", 8_000/16*4*2) // twice the window at four bytes a token
+		out := h.run(context.Background(), "summarize this:\n"+huge)
+		var tl *agent.PromptTooLarge
+		if !errors.As(out.Err, &tl) || tl.Window != window || tl.Tokens < window || tl.Room <= 0 || tl.Room >= window {
+			t.Fatalf("outcome %+v, want the prompt refused as too large for the window", out)
+		}
+		if msg := out.Err.Error(); !strings.Contains(msg, "8000") || !strings.Contains(msg, "tail") {
+			t.Errorf("the refusal says %q: it should give the window and a way out", msg)
+		}
+		var pr *agent.PromptRefused
+		if !errors.As(out.Err, &pr) {
+			t.Errorf("a prompt too large is not a refusal a host can reject a message for: %T", out.Err)
+		}
+		if n := len(ofKind(h.records(), record.KindUserPrompt)); n != 0 || requests != 0 {
+			t.Fatalf("the refused prompt was recorded (%d) or sent (%d requests)", n, requests)
+		}
+		if out := h.run(context.Background(), "summarize this:\n"+huge[:4_000]); out.Reason != fold.Replied || out.Err != nil {
+			t.Fatalf("a prompt that fits, after: %+v", out)
+		}
+	})
+	h := newHarness(t, formats[0], setup{script: steps(textStep("Read it.")), cfg: func(c *agent.Config) { c.Window = 0 }})
+	if out := h.run(context.Background(), strings.Repeat("x", 200_000)); out.Reason != fold.Replied {
+		t.Errorf("with no window known, a large prompt: %+v", out)
+	}
 }

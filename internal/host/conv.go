@@ -448,7 +448,13 @@ func (c *Conv) pump() {
 	}
 }
 
-// start runs an exchange for submission s, and reports whether it began. Called with c.mu held.
+// RejectedRefused is the reason a submission is rejected with when the agent refused to take it
+// up (a prompt hook refused it); the detail says why.
+const RejectedRefused = "refused"
+
+// start runs an exchange for submission s, and reports whether the next waiting submission may
+// be taken up: s began an exchange (then none is), or s was refused and rejected. Called with
+// c.mu held.
 func (c *Conv) start(s fold.Submission) bool {
 	ctx, cancel := context.WithCancel(c.h.ctx)
 	ex := &exchange{cancel: cancel, done: make(chan struct{})}
@@ -458,8 +464,20 @@ func (c *Conv) start(s fold.Submission) bool {
 	// the exchange): never in between.
 	if err := ag.Begin(agent.Prompt{Text: s.Text, Attachments: s.Attachments, Submission: s.ID}); err != nil {
 		cancel()
-		fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
-		return false
+		var refused *agent.PromptRefused
+		if !errors.As(err, &refused) {
+			fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
+			return false // it waits, first in line, for the next pump (a write that failed)
+		}
+		// A message that can never be taken up as it is must not wait first in line, refused
+		// again at every pump with everything behind it: it is rejected, saying why, and the
+		// clients keep its text to send again.
+		err = c.sess.Commit(&record.Submission{ID: s.ID, State: record.SubmissionRejected, Reason: RejectedRefused, Detail: err.Error()})
+		if err != nil {
+			fmt.Fprintf(c.h.cfg.Log, "rein serve: conversation %s: %v\n", c.id, err)
+			return false
+		}
+		return true
 	}
 	c.ex = ex
 	c.launch(ctx, ex, ag)

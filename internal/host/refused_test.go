@@ -1,0 +1,70 @@
+package host_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/internal/agent"
+	"github.com/reinhq/rein/internal/hook"
+	"github.com/reinhq/rein/internal/record"
+)
+
+// A message a prompt hook refuses, or one too large for the model's window, is rejected with the
+// reason — the clients show it, with
+// its text, and offer to send it again — and the conversation goes on: the next message is taken
+// up and answered. (The refused message stayed waiting before, first in line, refused again at
+// every later send: nothing behind it was ever delivered.)
+func TestRefusedMessageDoesNotWedge(t *testing.T) {
+	r := newRig(t, rigOptions{script: steps(`{"text":"hello"}`)})
+	p := filepath.Join(t.TempDir(), "refuse.sh")
+	body := "#!/usr/bin/env bash\ngrep -q secret && { echo 'no secrets in prompts' >&2; exit 2; }\nexit 0\n"
+	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set := &hook.Set{Workspace: r.ws, Hooks: []hook.Hook{{Event: record.HookPrompt, Command: p, Timeout: time.Minute, Source: "test"}}}
+	r.opts.agent = func(cfg *agent.Config) { cfg.Hooks, cfg.Window = set, 8_000 }
+	r.restart()
+	id := r.create("refused")
+	refused := r.send(id, "the secret is 42")
+	r.settle(id)
+	huge := r.send(id, "summarize:\n"+strings.Repeat("a pasted log line\n", 4_000))
+	r.settle(id)
+	r.send(id, "hi")
+	r.settle(id)
+	var tooLarge *record.Submission
+	for _, rec := range r.records(id) {
+		if s, ok := rec.Body.(*record.Submission); ok && s.ID == huge.MessageID && s.State == record.SubmissionRejected {
+			tooLarge = s
+		}
+	}
+	if tooLarge == nil || !strings.Contains(tooLarge.Detail, "window of 8000 tokens") {
+		t.Errorf("the message too large for the window: %+v, want it rejected saying why", tooLarge)
+	}
+	var rejected *record.Submission
+	answered := false
+	for _, rec := range r.records(id) {
+		if s, ok := rec.Body.(*record.Submission); ok {
+			switch {
+			case s.ID == refused.MessageID && s.State == record.SubmissionRejected:
+				rejected = s
+			case s.ID != refused.MessageID && s.ID != huge.MessageID && s.State == record.SubmissionAnswered:
+				answered = true
+			}
+		}
+		if up, ok := rec.Body.(*record.UserPrompt); ok && (strings.Contains(up.Text, "secret") || strings.Contains(up.Text, "summarize")) {
+			t.Errorf("the refused message was delivered: %+v", up)
+		}
+	}
+	if rejected == nil || !strings.Contains(rejected.Detail, "no secrets in prompts") {
+		t.Errorf("the refused message: %+v, want it rejected with the hook's reason", rejected)
+	}
+	if !answered {
+		t.Error("the message after the refused one was not answered")
+	}
+	if v := r.get(id); len(v.State.Submissions) != 0 || v.State.Working {
+		t.Errorf("state %+v, want nothing waiting", v.State)
+	}
+}
