@@ -91,7 +91,10 @@ type Model struct {
 	workingSince time.Time
 	ticking      bool
 
-	outbox   []sent // sent and not yet seen in the stream
+	outbox []sent // sent and not yet seen in the stream
+	// mine holds the text of this chat's messages the stream showed accepted and not yet ended, by
+	// submission id: one the host rejects comes back to the composer.
+	mine     map[string]string
 	queue    []op   // mutations waiting their turn
 	busy     bool   // a mutation is in flight
 	inflight opKind // which
@@ -579,19 +582,38 @@ func (m *Model) meta(p any, replayed bool) {
 		m.title = b.Title
 	case *record.Submission:
 		if b.Op != "" || b.State != api.Accepted {
-			m.seen(b)
+			if text, ok := m.seen(b); ok && b.State == api.Accepted && !replayed {
+				if m.mine == nil {
+					m.mine = map[string]string{}
+				}
+				m.mine[b.ID] = text
+			}
+		}
+		switch b.State {
+		case record.SubmissionAccepted, record.SubmissionDelivered, record.SubmissionHanded:
+		case record.SubmissionRejected:
+			// A message the host rejected (a prompt hook refused it, or it cannot fit the
+			// window) comes back to the composer, to be changed and sent again.
+			if text, ok := m.mine[b.ID]; ok && text != "" {
+				m.giveBack([]string{text})
+				m.flash = "the message was not delivered: it is back in the composer"
+			}
+			delete(m.mine, b.ID)
+		default:
+			delete(m.mine, b.ID)
 		}
 	}
 }
 
-// seen takes a submission out of the outbox once the stream shows it.
-func (m *Model) seen(b *record.Submission) {
+// seen takes a submission out of the outbox once the stream shows it, and returns its text.
+func (m *Model) seen(b *record.Submission) (string, bool) {
 	for i, s := range m.outbox {
 		if (b.Op != "" && s.op == b.Op) || (s.id != "" && s.id == b.ID) {
 			m.outbox = append(m.outbox[:i], m.outbox[i+1:]...)
-			return
+			return s.text, true
 		}
 	}
+	return "", false
 }
 
 // tickMsg animates the working indicator and the retry countdown.

@@ -707,3 +707,22 @@ func TestResumeNewest(t *testing.T) {
 	d := newDriver(t, f, Options{Resume: "newest"})
 	d.waitCall("events c-recent after=0")
 }
+
+// A message the host rejects (a prompt hook refused it, or it cannot fit the window) comes back
+// to the composer, after anything typed since, with the host's reason on screen: nothing typed is
+// lost, and it can be changed and sent again.
+func TestRejectedMessageComesBack(t *testing.T) {
+	f := newFake()
+	d := newDriver(t, f, Options{})
+	sendFirst(t, d, "the secret is 42")
+	d.typ("and more")
+	var s stream
+	f.push(s.rec(started()),
+		s.rec(&record.Submission{ID: "m-op-2", Op: "op-2", State: api.Accepted, Text: "the secret is 42"}),
+		s.rec(&record.Submission{ID: "m-op-2", State: api.Rejected, Reason: "refused", Detail: "a prompt hook refused the prompt: no secrets"}))
+	d.waitScreen("no secrets")
+	d.until("the text back in the composer", func() bool { return d.m.composer.Value() == "and more\nthe secret is 42" })
+	if len(d.m.outbox) != 0 {
+		t.Errorf("the rejected message is still in the outbox: %+v", d.m.outbox)
+	}
+}
