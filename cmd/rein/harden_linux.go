@@ -8,7 +8,6 @@ import "golang.org/x/sys/unix"
 // unsets afterwards; nor its memory (/proc/<pid>/mem, ptrace), nor its open files
 // (/proc/<pid>/fd). It also means no core dump. It does not reach rein's children: a process
 // that executes a readable program is dumpable again, so the bash tool's supervisor and commands
-// run as before. Root, or anything holding CAP_SYS_PTRACE, can still read it all. The sandbox
-// makes rein dumpable for the moment it starts a helper in a user namespace, whose maps rein
-// must write in the child's /proc (sandbox.Launch says why that moment gives a command nothing).
+// run as before. Root, or anything holding CAP_SYS_PTRACE, can still read it all. (It is why the
+// sandbox maps a helper's user namespace only once the helper has executed: see sandbox.userMap.)
 func harden() error { return unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0) }

@@ -76,6 +76,3 @@ func helper([]string) int {
 	fmt.Fprintln(os.Stderr, "rein: there is no sandbox helper on macOS: sandbox-exec is")
 	return 2
 }
-
-// Launch starts cmd, which Confine rewrote, with start: here there is no user namespace to map.
-func Launch(cmd *exec.Cmd, start func() error) error { return start() }

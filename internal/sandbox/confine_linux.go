@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -52,13 +51,22 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) (func() error, error) {
 		return nil, fmt.Errorf("create the sandbox helper's report pipe: %w", err)
 	}
 	sp.Report = 3 + len(cmd.ExtraFiles)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
+	var mapping *userMap
+	if sp.Contain && s.support().userNS {
+		if mapping, err = newUserMap(&sp, cmd); err != nil {
+			r.Close()
+			w.Close()
+			return nil, err
+		}
+	}
 	b, err := json.Marshal(sp)
 	if err != nil {
 		r.Close()
 		w.Close()
+		mapping.abandon()
 		return nil, err
 	}
-	cmd.ExtraFiles = append(cmd.ExtraFiles, w)
 	cmd.Args = append([]string{"rein", helperArg, string(b), cmd.Path}, cmd.Args...)
 	cmd.Path = s.exe
 	env := cmd.Env
@@ -75,6 +83,9 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) (func() error, error) {
 	return func() error {
 		w.Close()
 		defer r.Close()
+		if err := mapping.write(cmd.Process); err != nil {
+			return &LaunchError{Msg: err.Error()} // the helper exits at the pipe's end, having run nothing
+		}
 		msg, _ := io.ReadAll(io.LimitReader(r, 4<<10))
 		if len(msg) > 0 {
 			return &LaunchError{Msg: string(msg)}
@@ -83,19 +94,70 @@ func (s *Sandbox) Confine(cmd *exec.Cmd) (func() error, error) {
 	}, nil
 }
 
+// userMap maps the user namespace of a helper rein started unprivileged, once the helper has
+// executed: rein is not dumpable (cmd/rein hardens itself), and neither is a child of it until it
+// executes something, so the kernel would give only root the child's /proc files, its uid_map
+// and gid_map among them, before that. Once it has executed rein anew it is dumpable, and rein
+// writes them (the user maps to itself, setgroups refused), then lets it go on through a pipe;
+// the helper waits for that before anything else (spec.Await). rein never becomes dumpable.
+type userMap struct {
+	r, w *os.File
+}
+
+// newUserMap adds the pipe the helper of cmd awaits its mapping on to cmd and sp.
+func newUserMap(sp *spec, cmd *exec.Cmd) (*userMap, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("create the sandbox helper's mapping pipe: %w", err)
+	}
+	sp.Await = 3 + len(cmd.ExtraFiles)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, r)
+	return &userMap{r: r, w: w}, nil
+}
+
+// write maps the user namespace of the helper p (nil: it did not start) and lets it go on.
+func (m *userMap) write(p *os.Process) error {
+	if m == nil {
+		return nil
+	}
+	m.r.Close()
+	defer m.w.Close()
+	if p == nil {
+		return nil
+	}
+	for _, f := range []struct{ name, text string }{
+		{"setgroups", "deny"},
+		{"uid_map", fmt.Sprintf("%d %d 1\n", os.Getuid(), os.Getuid())},
+		{"gid_map", fmt.Sprintf("%d %d 1\n", os.Getgid(), os.Getgid())},
+	} {
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/%s", p.Pid, f.name), []byte(f.text), 0); err != nil {
+			return fmt.Errorf("map the sandbox helper's user namespace: %w", err)
+		}
+	}
+	if _, err := m.w.Write([]byte{1}); err != nil {
+		return fmt.Errorf("let the sandbox helper go on: %w", err)
+	}
+	return nil
+}
+
+// abandon closes the pipe of a mapping never to be written.
+func (m *userMap) abandon() {
+	if m != nil {
+		m.r.Close()
+		m.w.Close()
+	}
+}
+
 // namespaces asks for a new PID and mount namespace for the helper; in a user namespace too when
 // rein is not root, where the helper keeps CAP_SYS_ADMIN (as an ambient capability, which it
 // drops before it executes anything) to mount what the namespace needs. The user namespace maps
-// the user to itself.
+// the user to itself, written by rein once the helper has executed (userMap), not by Go's start.
 func namespaces(attr *syscall.SysProcAttr, userNS bool) {
 	attr.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 	if !userNS {
 		return
 	}
 	attr.Cloneflags |= syscall.CLONE_NEWUSER
-	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
-	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
-	attr.GidMappingsEnableSetgroups = false
 	attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 }
 
@@ -183,19 +245,34 @@ func probe(exe string, userNS bool) string {
 		return err.Error()
 	}
 	defer r.Close()
-	b, _ := json.Marshal(spec{Contain: true, Probe: true, Report: 3})
-	cmd := exec.Command(exe, helperArg, string(b))
+	sp := spec{Contain: true, Probe: true, Report: 3}
+	cmd := exec.Command(exe, helperArg)
 	cmd.ExtraFiles = []*os.File{w}
+	var mapping *userMap
+	if userNS {
+		if mapping, err = newUserMap(&sp, cmd); err != nil {
+			w.Close()
+			return err.Error()
+		}
+	}
+	b, _ := json.Marshal(sp)
+	cmd.Args = append(cmd.Args, string(b))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	namespaces(cmd.SysProcAttr, userNS)
-	err = Launch(cmd, cmd.Start)
+	err = cmd.Start()
 	w.Close()
 	what := "a PID namespace"
 	if userNS {
 		what = "a user namespace with a PID namespace (rein is not root)"
 	}
 	if err != nil {
+		mapping.abandon()
 		return fmt.Sprintf("this machine refuses %s: %v", what, err)
+	}
+	if err := mapping.write(cmd.Process); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Sprintf("this machine grants %s but rein could not map it: %v", what, err)
 	}
 	// A program whose main does not call Main first would run as itself, not as the helper: it
 	// gets a moment, then its namespace, all it started included, ends with it.
@@ -269,46 +346,4 @@ func tryCgroup(dir string) string {
 		return "this kernel's cgroups have no cgroup.kill (Linux 5.14)"
 	}
 	return ""
-}
-
-// Launch starts cmd, which Confine rewrote, with start (the caller's own way of starting a
-// process, cmd.Start on a thread of its choosing). A helper that enters a user namespace (rein is
-// not root) needs rein to write its user and group maps in /proc/<pid>, and the kernel lets only
-// root open those while the process is not dumpable; a child is a copy of its parent until it
-// executes the helper, and rein makes itself non-dumpable (cmd/rein's harden). So for the
-// moment of such a start a non-dumpable process is dumpable, and non-dumpable again once every
-// start it overlaps has returned. Without this, the namespaces are refused to every rein not
-// run as root, and its commands are not contained. The moment is open only to processes of
-// rein's user outside any Landlock domain: a command rein confined cannot read rein's /proc or
-// trace it, dumpable or not, for Landlock refuses a sandboxed process access to one outside its
-// domain (its ptrace check, which /proc/<pid>/environ, mem and fd are all behind).
-func Launch(cmd *exec.Cmd, start func() error) error {
-	if cmd.SysProcAttr == nil || cmd.SysProcAttr.Cloneflags&syscall.CLONE_NEWUSER == 0 {
-		return start()
-	}
-	dumpable.Lock()
-	if dumpable.starts == 0 {
-		was, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
-		dumpable.restore = err == nil && was == 0
-		if dumpable.restore {
-			unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
-		}
-	}
-	dumpable.starts++
-	dumpable.Unlock()
-	defer func() {
-		dumpable.Lock()
-		defer dumpable.Unlock()
-		if dumpable.starts--; dumpable.starts == 0 && dumpable.restore {
-			unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-		}
-	}()
-	return start()
-}
-
-// dumpable counts the starts Launch made the process dumpable for; restore says it was not.
-var dumpable struct {
-	sync.Mutex
-	starts  int
-	restore bool
 }

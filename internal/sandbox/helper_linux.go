@@ -32,6 +32,10 @@ type spec struct {
 	// Report is the descriptor on which the helper says why it failed; end of file with nothing
 	// said means it executed the command.
 	Report int `json:"report"`
+	// Await, in a user namespace, is the descriptor of a pipe on which rein says, with a byte,
+	// that it has mapped the namespace (userMap); end of file instead means it could not, or is
+	// gone, and the helper exits having done nothing.
+	Await int `json:"await,omitempty"`
 	// Probe: set up the namespaces, then exit 0 instead of confining and executing anything.
 	Probe bool `json:"probe,omitempty"`
 	// Init: set up the namespaces, close the report descriptor, then stay, as the first process
@@ -61,6 +65,13 @@ func helper(args []string) int {
 	fail := func(err error) int {
 		fmt.Fprint(report, err.Error())
 		return 126
+	}
+	if sp.Await >= 3 {
+		var b [1]byte
+		n, _ := os.NewFile(uintptr(sp.Await), "await").Read(b[:])
+		if n != 1 {
+			return 126 // rein said why, or is gone
+		}
 	}
 	if sp.Contain {
 		if err := namespace(sp.ReadOnly); err != nil {

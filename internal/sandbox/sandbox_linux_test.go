@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -192,53 +190,5 @@ func TestNamespacesProbedWhenNeeded(t *testing.T) {
 	}
 	if n := probes.Load() - before; n != 1 {
 		t.Fatalf("Quick then Check probed %d times; want once (Quick's in the background, which Check waits for)", n)
-	}
-}
-
-// TestLaunchDumpableForTheStart: a non-dumpable process (rein hardens itself) is dumpable while it
-// starts a command in a user namespace, for as long as any such start lasts, and non-dumpable
-// again after the last; a start without a user namespace leaves it as it is. A process that was
-// dumpable stays so. (TestSandboxAsNobody in cmd/rein is the start that fails without it.)
-func TestLaunchDumpableForTheStart(t *testing.T) {
-	get := func() int {
-		v, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	defer unix.Prctl(unix.PR_SET_DUMPABLE, uintptr(get()), 0, 0, 0)
-	mapped := &exec.Cmd{SysProcAttr: &syscall.SysProcAttr{}}
-	namespaces(mapped.SysProcAttr, true)
-	plain := &exec.Cmd{SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}}
-
-	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	Launch(plain, func() error {
-		if get() != 0 {
-			t.Error("a start without a user namespace made the process dumpable")
-		}
-		return nil
-	})
-	var inner int
-	Launch(mapped, func() error {
-		if get() != 1 {
-			t.Error("not dumpable while a helper in a user namespace starts")
-		}
-		// A second start overlapping the first: the first's end must not end the second's.
-		Launch(mapped, func() error { return nil })
-		inner = get()
-		return nil
-	})
-	if inner != 1 {
-		t.Error("an overlapping start's end made the process non-dumpable while the first went on")
-	}
-	if get() != 0 {
-		t.Error("still dumpable after the start")
-	}
-
-	unix.Prctl(unix.PR_SET_DUMPABLE, 1, 0, 0, 0)
-	Launch(mapped, func() error { return nil })
-	if get() != 1 {
-		t.Error("a dumpable process was left non-dumpable")
 	}
 }

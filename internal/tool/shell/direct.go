@@ -116,7 +116,7 @@ func spawnDirect(bash, dir string, env []string, grace time.Duration, c control,
 		if held {
 			p.cg, err = box.Start(cmd)
 		} else {
-			err = sandbox.Launch(cmd, func() error { return startLaunched(cmd) })
+			err = startLaunched(cmd)
 		}
 		if err != nil {
 			started <- err

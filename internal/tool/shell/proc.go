@@ -243,7 +243,7 @@ func spawnSupervised(bash, dir string, env []string, grace time.Duration, c cont
 	// parent-death signal (see launcher).
 	started := make(chan error, 1)
 	go func() {
-		if err := sandbox.Launch(cmd, func() error { return startLaunched(cmd) }); err != nil {
+		if err := startLaunched(cmd); err != nil {
 			started <- err
 			return
 		}
