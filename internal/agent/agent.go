@@ -443,7 +443,7 @@ func (a *Agent) deliberate(ctx context.Context) (string, error) {
 // happen.
 func (a *Agent) boundary() error {
 	if ph := a.sess.Snapshot().Phase(); ph == fold.AwaitingAssistantAfterToolResults || ph == fold.AwaitingAssistantAfterUser {
-		if err := a.sess.AppendPlan((*fold.State).DeliveryPlan); err != nil {
+		if err := a.deliverHanded(); err != nil {
 			return err
 		}
 		for _, t := range a.takePending() {

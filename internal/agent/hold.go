@@ -148,6 +148,65 @@ func (a *Agent) promptHooks(text string) (before, after []record.Payload, refuse
 	return pa.Notes, after, pa.Refused
 }
 
+// RejectedRefused is the reason a host's message is rejected with when it was refused as a prompt
+// would be (a PromptRefused): a prompt hook refused it, or it cannot fit the window. The detail
+// says why.
+const RejectedRefused = "refused"
+
+// deliverHanded delivers, at a turn boundary, the host's messages handed to the exchange, each as
+// a prompt would be taken up: the prompt hooks judge it (their notes before it, their context
+// after) and a message they refuse, or one that cannot fit the window, is rejected with the
+// reason instead of delivered. The hooks run before the write, on the messages handed by then;
+// one handed meanwhile waits for the next boundary (or, the exchange ending, for its own).
+func (a *Agent) deliverHanded() error {
+	hooked := a.hooks.Has(record.HookPrompt)
+	type verdict struct {
+		before, after []record.Payload
+		refused       string
+	}
+	var judged map[string]verdict
+	if hooked {
+		for _, p := range a.sess.Snapshot().DeliveryPlan() {
+			s := p.(*record.Steering)
+			if judged == nil {
+				judged = map[string]verdict{}
+			}
+			var v verdict
+			v.before, v.after, v.refused = a.promptHooks(s.Text)
+			if v.refused != "" {
+				v.refused = (&PromptRefused{Reason: v.refused}).Error()
+			}
+			judged[s.Submission] = v
+		}
+	}
+	w := a.window()
+	room := a.room(w) // outside the plan, which runs under the session's writer
+	return a.sess.AppendPlan(func(st *fold.State) []record.Payload {
+		var out []record.Payload
+		for _, p := range st.DeliveryPlan() {
+			s := p.(*record.Steering)
+			v, ok := judged[s.Submission]
+			if hooked && !ok {
+				continue // handed after the hooks ran: judged at the next boundary
+			}
+			out = append(out, v.before...)
+			why := v.refused
+			if why == "" {
+				if err := tooLarge(s.Text, room, w); err != nil {
+					why = err.Error()
+				}
+			}
+			if why != "" {
+				out = append(out, &record.Submission{ID: s.Submission, State: record.SubmissionRejected, Reason: RejectedRefused, Detail: why})
+				continue
+			}
+			out = append(out, s)
+			out = append(out, v.after...)
+		}
+		return out
+	})
+}
+
 // PromptRefused is Begin's error when the prompt cannot be taken up as it is: a prompt hook
 // refused it (Reason), or rein did (Err: a *PromptTooLarge). Nothing was committed but the hooks'
 // records. A host rejects the message, saying why; the person may send it again changed.

@@ -210,13 +210,22 @@ func (e *PromptTooLarge) Error() string {
 // refused; a window rein does not know refuses nothing.
 func (a *Agent) fits(text string) error {
 	w := a.window()
+	return tooLarge(text, a.room(w), w)
+}
+
+// room is what window w leaves a prompt once the system prompt, the tools and the reply's reserve
+// are paid for.
+func (a *Agent) room(w int64) int64 {
+	return w - reserve(a.cfg.MaxTokens, w) - int64(len(a.cfg.System)+3)/4 - a.toolTokens()
+}
+
+// tooLarge is a *PromptTooLarge if text does not fit room under window w (none if w is unknown).
+func tooLarge(text string, room, w int64) error {
 	if w <= 0 {
 		return nil
 	}
-	tokens := int64(len(text)+3) / 4
-	room := w - reserve(a.cfg.MaxTokens, w) - int64(len(a.cfg.System)+3)/4 - a.toolTokens()
-	if tokens <= room {
-		return nil
+	if tokens := int64(len(text)+3) / 4; tokens > room {
+		return &PromptTooLarge{Tokens: tokens, Room: room, Window: w}
 	}
-	return &PromptTooLarge{Tokens: tokens, Room: room, Window: w}
+	return nil
 }

@@ -449,8 +449,8 @@ func (c *Conv) pump() {
 }
 
 // RejectedRefused is the reason a submission is rejected with when the agent refused to take it
-// up (a prompt hook refused it); the detail says why.
-const RejectedRefused = "refused"
+// up (a prompt hook refused it, or it cannot fit the window); the detail says why.
+const RejectedRefused = agent.RejectedRefused
 
 // start runs an exchange for submission s, and reports whether the next waiting submission may
 // be taken up: s began an exchange (then none is), or s was refused and rejected. Called with

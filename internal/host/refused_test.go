@@ -68,3 +68,65 @@ func TestRefusedMessageDoesNotWedge(t *testing.T) {
 		t.Errorf("state %+v, want nothing waiting", v.State)
 	}
 }
+
+// The same holds for a message sent while the agent works, delivered as steering at the next turn
+// boundary: the prompt hook judges it as it judges a prompt, and one refused, or too large for
+// the window, is rejected with the reason instead of delivered (it went to the model unjudged).
+func TestRefusedSteeringIsNotDelivered(t *testing.T) {
+	r := newRig(t, rigOptions{bash: true, script: steps(
+		`{"tool_calls":[{"name":"bash","arguments":{"command":"sleep 0.6; echo slept"}}]}`, `{"text":"done"}`)})
+	p := filepath.Join(t.TempDir(), "refuse.sh")
+	body := "#!/usr/bin/env bash\ngrep -q secret && { echo 'no secrets in prompts' >&2; exit 2; }\necho '{\"context\":\"it is Tuesday\"}'\n"
+	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set := &hook.Set{Workspace: r.ws, Hooks: []hook.Hook{{Event: record.HookPrompt, Command: p, Timeout: time.Minute, Source: "test"}}}
+	r.opts.agent = func(cfg *agent.Config) { cfg.Hooks, cfg.Window = set, 8_000 }
+	r.restart()
+	id := r.create("steering")
+	r.send(id, "start")
+	deadline := time.Now().Add(10 * time.Second)
+	for started := false; !started; {
+		if time.Now().After(deadline) {
+			t.Fatal("the tool never started")
+		}
+		for _, rec := range r.records(id) {
+			if _, ok := rec.Body.(*record.ToolStarted); ok {
+				started = true
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	secret := r.send(id, "the secret is 42")
+	huge := r.send(id, "summarize:\n"+strings.Repeat("a pasted log line\n", 4_000))
+	ok := r.send(id, "also check the tests")
+	r.settle(id)
+	states := map[string]*record.Submission{}
+	var steered []string
+	for _, rec := range r.records(id) {
+		switch b := rec.Body.(type) {
+		case *record.Submission:
+			states[b.ID] = b
+		case *record.Steering:
+			steered = append(steered, b.Text)
+		}
+	}
+	if s := states[secret.MessageID]; s == nil || s.State != record.SubmissionRejected || !strings.Contains(s.Detail, "no secrets in prompts") {
+		t.Errorf("the refused message: %+v, want it rejected with the hook's reason", s)
+	}
+	if s := states[huge.MessageID]; s == nil || s.State != record.SubmissionRejected || !strings.Contains(s.Detail, "window of 8000 tokens") {
+		t.Errorf("the message too large: %+v, want it rejected saying why", s)
+	}
+	if s := states[ok.MessageID]; s == nil || s.State != record.SubmissionAnswered {
+		t.Errorf("the message allowed: %+v, want it answered", s)
+	}
+	joined := strings.Join(steered, "\n")
+	if strings.Contains(joined, "secret") || strings.Contains(joined, "summarize") || !strings.Contains(joined, "also check the tests") || !strings.Contains(joined, "it is Tuesday") {
+		for i, s := range steered {
+			if len(s) > 80 {
+				steered[i] = s[:80] + "…"
+			}
+		}
+		t.Errorf("steering delivered: %q, want only the allowed message and the hook's context", steered)
+	}
+}
