@@ -23,13 +23,14 @@ const selfExe = "/proc/self/exe"
 // Confine rewrites cmd, which is to execute a command's supervisor, so that it runs confined:
 // rein's helper starts instead, confines itself as s's policy says and executes the supervisor,
 // keeping its pid, so that the process cmd.Start starts is the supervisor's still. cmd.Env gets
-// TMPDIR, the sandbox's temporary directory; cmd.ExtraFiles one descriptor more, after the
-// caller's.
+// TMPDIR, the sandbox's temporary directory; cmd.ExtraFiles a descriptor or two more, after the
+// caller's (the second when the helper awaits its user namespace's mapping: userMap).
 //
 // When this machine cannot enforce the policy, Confine returns an *UnsupportedError and cmd must
 // not be started. Otherwise it returns a function to call once cmd.Start returned (whether it
-// succeeded or not): it waits until the helper executed the supervisor, and returns a
-// *LaunchError if the helper failed instead; the helper has exited then, having run nothing.
+// succeeded or not): it maps the helper's user namespace if it has one, waits until the helper
+// executed the supervisor, and returns a *LaunchError if the helper failed instead; the helper
+// has exited then, having run nothing.
 func (s *Sandbox) Confine(cmd *exec.Cmd) (func() error, error) {
 	if err := s.support().Enforce(s.policy); err != nil {
 		return nil, err
