@@ -319,7 +319,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		// steering after the window is answered.
 		by := "resume"
 		if prompt != "" {
-			a.Steer(prompt)
+			a.Say(prompt)
 			by = "message"
 		}
 		res = a.ReleaseLast(ctx, by)
@@ -333,6 +333,9 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		return exitf(exitPipeGone, "standard output was closed, so rein stopped the exchange; the session is settled and resumable: rein resume %s", sess.ID())
 	}
 	out.Result(sess, res)
+	for _, r := range res.Refused {
+		fmt.Fprintf(stderr, "rein: your message was not delivered: %s\n", oneLine(errors.New(r.Why)))
+	}
 	switch {
 	case res.Err != nil && res.Reason != fold.Cancelled:
 		var pe *provider.Error

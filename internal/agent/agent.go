@@ -108,8 +108,9 @@ type Agent struct {
 	hooks *hook.Set // cfg.Hooks bound to the session, or nil
 
 	mu       sync.Mutex
-	pending  []Steer // steering waiting for the next turn boundary
-	reminded bool    // a soft-line reminder was given in this excursion
+	pending  []Steer   // steering waiting for the next turn boundary
+	refused  []Refusal // a person's steering refused at a boundary, for the Outcome
+	reminded bool      // a soft-line reminder was given in this excursion
 	// toolBytes is the size of the tool definitions every request carries, measured once.
 	toolBytes int64
 	// preStarted is the call whose tool_started was committed with its assistant message.
@@ -167,6 +168,15 @@ type Outcome struct {
 	Err    error  // the error behind Aborted
 	// Withdrawn is steering that was still waiting when the exchange ended; it was not delivered.
 	Withdrawn []Steer
+	// Refused is a person's steering (Say) refused where it would have been delivered, as a
+	// prompt would be: by a prompt hook, or as too large for the window.
+	Refused []Refusal
+}
+
+// Refusal is a person's line that was not delivered, and why.
+type Refusal struct {
+	Text string
+	Why  string
 }
 
 // Prompt is what a person sends.
@@ -181,13 +191,33 @@ type Prompt struct {
 // the fold says was handed.)
 type Steer struct {
 	Text string
+	// Person: a person's line (Say), which the prompt hooks and the window judge as a prompt.
+	Person bool
 }
 
-// Steer queues a line to be delivered at the next turn boundary of the running exchange.
+// Steer queues a line to be delivered at the next turn boundary of the running exchange (a parent
+// agent's to its child: the model's, which no prompt hook judges).
 func (a *Agent) Steer(text string) {
 	a.mu.Lock()
 	a.pending = append(a.pending, Steer{Text: text})
 	a.mu.Unlock()
+}
+
+// Say queues a person's line to be delivered at the next turn boundary of the running exchange,
+// judged there as a prompt is: one refused comes back in the Outcome's Refused.
+func (a *Agent) Say(text string) {
+	a.mu.Lock()
+	a.pending = append(a.pending, Steer{Text: text, Person: true})
+	a.mu.Unlock()
+}
+
+// takeRefused returns the person's lines refused since it was last called.
+func (a *Agent) takeRefused() []Refusal {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	r := a.refused
+	a.refused = nil
+	return r
 }
 
 func (a *Agent) takePending() []Steer {
@@ -287,6 +317,7 @@ func (a *Agent) exchange(body func() (string, error)) (out Outcome) {
 			out = Outcome{Reason: fold.Aborted, Err: fmt.Errorf("the loop panicked: %v\n%s", r, debug.Stack())}
 			_ = a.sess.Append(&record.Failure{Message: fmt.Sprintf("the loop panicked: %v", r)})
 		}
+		out.Refused = a.takeRefused()
 		if out.Reason == Held && a.sess.Snapshot().Parked() {
 			out.Withdrawn = a.takePending()
 			return
@@ -447,7 +478,7 @@ func (a *Agent) boundary() error {
 			return err
 		}
 		for _, t := range a.takePending() {
-			if err := a.sess.Append(&record.Steering{Text: t.Text, Source: "user"}); err != nil {
+			if err := a.steer(t); err != nil {
 				return err
 			}
 		}

@@ -207,6 +207,34 @@ func (a *Agent) deliverHanded() error {
 	})
 }
 
+// steer delivers a queued line as steering; a person's is judged first as a prompt is (see
+// deliverHanded), and one refused is kept for the Outcome instead.
+func (a *Agent) steer(t Steer) error {
+	var before, after []record.Payload
+	why := ""
+	if t.Person {
+		var refused string
+		before, after, refused = a.promptHooks(t.Text)
+		if refused != "" {
+			why = (&PromptRefused{Reason: refused}).Error()
+		} else if err := a.fits(t.Text); err != nil {
+			why = err.Error()
+		}
+	}
+	if len(before) > 0 {
+		if err := a.sess.Append(before...); err != nil {
+			return err
+		}
+	}
+	if why != "" {
+		a.mu.Lock()
+		a.refused = append(a.refused, Refusal{Text: t.Text, Why: why})
+		a.mu.Unlock()
+		return nil
+	}
+	return a.sess.Append(append([]record.Payload{&record.Steering{Text: t.Text, Source: "user"}}, after...)...)
+}
+
 // PromptRefused is Begin's error when the prompt cannot be taken up as it is: a prompt hook
 // refused it (Reason), or rein did (Err: a *PromptTooLarge). Nothing was committed but the hooks'
 // records. A host rejects the message, saying why; the person may send it again changed.

@@ -296,3 +296,37 @@ func TestNoHoldRefusesInstead(t *testing.T) {
 		}
 	})
 }
+
+// A person's line for the running exchange (Say: rein run's message to a held session) is judged
+// where it would be delivered, as a prompt is: one a prompt hook refuses is not delivered and
+// comes back in the outcome with the hook's reason; one allowed is delivered with the hook's
+// context after it. A parent agent's line to its child (Steer) is the model's: no prompt hook
+// judges it.
+func TestPersonSteeringJudged(t *testing.T) {
+	eachFormat(t, func(t *testing.T, f format) {
+		h := newHarness(t, f, setup{script: steps(textStep("Hello."))})
+		h.cfg.Hooks = hooksIn(t, h.ws, hook.Hook{Event: record.HookPrompt, Command: `grep -q secret && { echo 'no secrets' >&2; exit 2; }; echo '{"context":"it is Tuesday"}'`})
+		h.a = agent.New(h.cfg)
+		h.a.Say("the secret is 42")
+		h.a.Say("also this")
+		h.a.Steer("a secret from the parent agent")
+		out := h.run(context.Background(), "hi")
+		if out.Reason != fold.Replied || out.Err != nil {
+			t.Fatalf("outcome %+v", out)
+		}
+		if len(out.Refused) != 1 || out.Refused[0].Text != "the secret is 42" || !strings.Contains(out.Refused[0].Why, "no secrets") {
+			t.Errorf("refused %+v, want the secret line with the hook's reason", out.Refused)
+		}
+		var texts []string
+		for _, r := range ofKind(h.records(), record.KindSteering) {
+			texts = append(texts, r.Body.(*record.Steering).Text)
+		}
+		joined := strings.Join(texts, "\n")
+		if strings.Contains(joined, "secret is 42") || !strings.Contains(joined, "also this") || !strings.Contains(joined, "a secret from the parent agent") {
+			t.Errorf("steering %q", texts)
+		}
+		if n := strings.Count(joined, "it is Tuesday"); n != 2 { // the prompt's and the allowed line's
+			t.Errorf("the hook's context came %d times, want 2: %q", n, texts)
+		}
+	})
+}

@@ -74,7 +74,7 @@ func TestRefusedMessageDoesNotWedge(t *testing.T) {
 // the window, is rejected with the reason instead of delivered (it went to the model unjudged).
 func TestRefusedSteeringIsNotDelivered(t *testing.T) {
 	r := newRig(t, rigOptions{bash: true, script: steps(
-		`{"tool_calls":[{"name":"bash","arguments":{"command":"sleep 0.6; echo slept"}}]}`, `{"text":"done"}`)})
+		`{"tool_calls":[{"name":"bash","arguments":{"command":"while [ ! -e go ]; do sleep 0.02; done; echo went"}}]}`, `{"text":"done"}`)})
 	p := filepath.Join(t.TempDir(), "refuse.sh")
 	body := "#!/usr/bin/env bash\ngrep -q secret && { echo 'no secrets in prompts' >&2; exit 2; }\necho '{\"context\":\"it is Tuesday\"}'\n"
 	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
@@ -97,9 +97,14 @@ func TestRefusedSteeringIsNotDelivered(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Each is handed to the running exchange before its send returns; the command ends once all
+	// three are, and the boundary after it delivers them.
 	secret := r.send(id, "the secret is 42")
 	huge := r.send(id, "summarize:\n"+strings.Repeat("a pasted log line\n", 4_000))
 	ok := r.send(id, "also check the tests")
+	if err := os.WriteFile(filepath.Join(r.ws, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	r.settle(id)
 	states := map[string]*record.Submission{}
 	var steered []string
