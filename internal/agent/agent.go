@@ -212,20 +212,17 @@ func (a *Agent) Say(text string) {
 }
 
 // takeRefused returns the person's lines refused since it was last called.
-func (a *Agent) takeRefused() []Refusal {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	r := a.refused
-	a.refused = nil
-	return r
-}
+func (a *Agent) takeRefused() []Refusal { return drain(&a.mu, &a.refused) }
 
-func (a *Agent) takePending() []Steer {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	p := a.pending
-	a.pending = nil
-	return p
+func (a *Agent) takePending() []Steer { return drain(&a.mu, &a.pending) }
+
+// drain takes what *s holds, under mu, leaving it empty.
+func drain[T any](mu *sync.Mutex, s *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	out := *s
+	*s = nil
+	return out
 }
 
 // Settle quiesces a session left in flight by a crash (reason crashed) and records that it was
@@ -264,15 +261,15 @@ func (a *Agent) Begin(p Prompt) error {
 	if err := a.settle(); err != nil {
 		return err
 	}
-	if err := a.fits(p.Text); err != nil {
-		return &PromptRefused{Err: err}
-	}
-	before, after, refused := a.promptHooks(p.Text)
-	if refused != "" {
-		if err := a.sess.Commit(before...); err != nil {
-			return err
+	w := a.window()
+	before, after, err := a.judge(p.Text, a.room(w), w)
+	if err != nil {
+		if len(before) > 0 {
+			if err := a.sess.Commit(before...); err != nil {
+				return err
+			}
 		}
-		return &PromptRefused{Reason: refused}
+		return err
 	}
 	turn := a.sess.Snapshot().Next()
 	ps := append(before, &record.UserPrompt{Turn: turn, Text: p.Text, Attachments: p.Attachments, Submission: p.Submission})

@@ -153,51 +153,58 @@ func (a *Agent) promptHooks(text string) (before, after []record.Payload, refuse
 // says why.
 const RejectedRefused = "refused"
 
-// deliverHanded delivers, at a turn boundary, the host's messages handed to the exchange, each as
-// a prompt would be taken up: the prompt hooks judge it (their notes before it, their context
-// after) and a message they refuse, or one that cannot fit the window, is rejected with the
-// reason instead of delivered. The hooks run before the write, on the messages handed by then;
-// one handed meanwhile waits for the next boundary (or, the exchange ending, for its own).
+// judge judges text as a prompt is taken up: against the window room leaves under w, then by the
+// prompt hooks (their notes to write before it, their context after it). A refusal is a
+// *PromptRefused; a prompt too large runs no hook.
+func (a *Agent) judge(text string, room, w int64) (before, after []record.Payload, err error) {
+	if err := tooLarge(text, room, w); err != nil {
+		return nil, nil, &PromptRefused{Err: err}
+	}
+	before, after, refused := a.promptHooks(text)
+	if refused != "" {
+		return before, nil, &PromptRefused{Reason: refused}
+	}
+	return before, after, nil
+}
+
+// deliverHanded delivers, at a turn boundary, the host's messages handed to the exchange, each
+// judged as a prompt is (judge); one refused is rejected with the reason instead of delivered.
+// With prompt hooks, they run before the write, on the messages handed by then; one handed
+// meanwhile waits for the next boundary (or, the exchange ending, for its own).
 func (a *Agent) deliverHanded() error {
 	hooked := a.hooks.Has(record.HookPrompt)
+	w := a.window()
+	room := a.room(w) // outside the plan, which runs under the session's writer
 	type verdict struct {
 		before, after []record.Payload
-		refused       string
+		err           error
 	}
 	var judged map[string]verdict
 	if hooked {
+		judged = map[string]verdict{}
 		for _, p := range a.sess.Snapshot().DeliveryPlan() {
 			s := p.(*record.Steering)
-			if judged == nil {
-				judged = map[string]verdict{}
-			}
 			var v verdict
-			v.before, v.after, v.refused = a.promptHooks(s.Text)
-			if v.refused != "" {
-				v.refused = (&PromptRefused{Reason: v.refused}).Error()
-			}
+			v.before, v.after, v.err = a.judge(s.Text, room, w)
 			judged[s.Submission] = v
 		}
 	}
-	w := a.window()
-	room := a.room(w) // outside the plan, which runs under the session's writer
 	return a.sess.AppendPlan(func(st *fold.State) []record.Payload {
 		var out []record.Payload
 		for _, p := range st.DeliveryPlan() {
 			s := p.(*record.Steering)
 			v, ok := judged[s.Submission]
-			if hooked && !ok {
+			switch {
+			case hooked && !ok:
 				continue // handed after the hooks ran: judged at the next boundary
-			}
-			out = append(out, v.before...)
-			why := v.refused
-			if why == "" {
+			case !hooked:
 				if err := tooLarge(s.Text, room, w); err != nil {
-					why = err.Error()
+					v.err = &PromptRefused{Err: err}
 				}
 			}
-			if why != "" {
-				out = append(out, &record.Submission{ID: s.Submission, State: record.SubmissionRejected, Reason: RejectedRefused, Detail: why})
+			out = append(out, v.before...)
+			if v.err != nil {
+				out = append(out, &record.Submission{ID: s.Submission, State: record.SubmissionRejected, Reason: RejectedRefused, Detail: v.err.Error()})
 				continue
 			}
 			out = append(out, s)
@@ -207,28 +214,23 @@ func (a *Agent) deliverHanded() error {
 	})
 }
 
-// steer delivers a queued line as steering; a person's is judged first as a prompt is (see
-// deliverHanded), and one refused is kept for the Outcome instead.
+// steer delivers a queued line as steering; a person's is judged first as a prompt is (judge), and
+// one refused is kept for the Outcome instead.
 func (a *Agent) steer(t Steer) error {
 	var before, after []record.Payload
-	why := ""
+	var err error
 	if t.Person {
-		var refused string
-		before, after, refused = a.promptHooks(t.Text)
-		if refused != "" {
-			why = (&PromptRefused{Reason: refused}).Error()
-		} else if err := a.fits(t.Text); err != nil {
-			why = err.Error()
-		}
+		w := a.window()
+		before, after, err = a.judge(t.Text, a.room(w), w)
 	}
 	if len(before) > 0 {
 		if err := a.sess.Append(before...); err != nil {
 			return err
 		}
 	}
-	if why != "" {
+	if err != nil {
 		a.mu.Lock()
-		a.refused = append(a.refused, Refusal{Text: t.Text, Why: why})
+		a.refused = append(a.refused, Refusal{Text: t.Text, Why: err.Error()})
 		a.mu.Unlock()
 		return nil
 	}

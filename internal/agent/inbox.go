@@ -72,13 +72,7 @@ func (a *Agent) drop(child string, run int) {
 	a.inbox = kept
 }
 
-func (a *Agent) takeArrivals() []arrival {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	xs := a.inbox
-	a.inbox = nil
-	return xs
-}
+func (a *Agent) takeArrivals() []arrival { return drain(&a.mu, &a.inbox) }
 
 // wakeup returns a channel closed at the next arrival or change in the agent's children.
 func (a *Agent) wakeup() <-chan struct{} {

@@ -203,18 +203,15 @@ func (e *PromptTooLarge) Error() string {
 		e.Tokens, e.Window, max(e.Room, 0))
 }
 
-// fits refuses a prompt that cannot fit the window even with every earlier turn evicted: sent, it
-// would be refused after the round trip, or, by a local server, truncated without a word (the
-// system prompt and the task first). It estimates a quarter of a token a byte, fewer tokens than
-// tokenizers make of nearly any text (long runs of spaces aside), so a prompt that fits is not
-// refused; a window rein does not know refuses nothing.
-func (a *Agent) fits(text string) error {
-	w := a.window()
-	return tooLarge(text, a.room(w), w)
-}
-
-// room is what window w leaves a prompt once the system prompt, the tools and the reply's reserve
-// are paid for.
+// room is the most a prompt may take of window w (tooLarge): a prompt that cannot fit the window
+// even with every earlier turn evicted would be refused after the round trip, or, by a local
+// server, truncated without a word (the system prompt and the task first). The prompt is
+// estimated at a quarter of a token a byte, fewer tokens than tokenizers make of nearly any text
+// (long runs of spaces aside), so a prompt that fits is not refused; a window rein does not know
+// refuses nothing.
+//
+// It is what window w leaves once the system prompt, the tools and the reply's reserve are paid
+// for.
 func (a *Agent) room(w int64) int64 {
 	return w - reserve(a.cfg.MaxTokens, w) - int64(len(a.cfg.System)+3)/4 - a.toolTokens()
 }

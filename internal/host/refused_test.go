@@ -12,6 +12,18 @@ import (
 	"github.com/reinhq/rein/internal/record"
 )
 
+// refusingSecrets gives each conversation's agent in workspace ws a prompt hook that refuses a
+// prompt holding "secret" and otherwise runs allowed (a line of bash), and a window of 8,000 tokens.
+func refusingSecrets(t *testing.T, ws, allowed string) func(cfg *agent.Config) {
+	p := filepath.Join(t.TempDir(), "refuse.sh")
+	body := "#!/usr/bin/env bash\ngrep -q secret && { echo 'no secrets in prompts' >&2; exit 2; }\n" + allowed + "\n"
+	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set := &hook.Set{Workspace: ws, Hooks: []hook.Hook{{Event: record.HookPrompt, Command: p, Timeout: time.Minute, Source: "test"}}}
+	return func(cfg *agent.Config) { cfg.Hooks, cfg.Window = set, 8_000 }
+}
+
 // A message a prompt hook refuses, or one too large for the model's window, is rejected with the
 // reason — the clients show it, with
 // its text, and offer to send it again — and the conversation goes on: the next message is taken
@@ -19,13 +31,7 @@ import (
 // every later send: nothing behind it was ever delivered.)
 func TestRefusedMessageDoesNotWedge(t *testing.T) {
 	r := newRig(t, rigOptions{script: steps(`{"text":"hello"}`)})
-	p := filepath.Join(t.TempDir(), "refuse.sh")
-	body := "#!/usr/bin/env bash\ngrep -q secret && { echo 'no secrets in prompts' >&2; exit 2; }\nexit 0\n"
-	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	set := &hook.Set{Workspace: r.ws, Hooks: []hook.Hook{{Event: record.HookPrompt, Command: p, Timeout: time.Minute, Source: "test"}}}
-	r.opts.agent = func(cfg *agent.Config) { cfg.Hooks, cfg.Window = set, 8_000 }
+	r.opts.agent = refusingSecrets(t, r.ws, "exit 0")
 	r.restart()
 	id := r.create("refused")
 	refused := r.send(id, "the secret is 42")
@@ -75,13 +81,7 @@ func TestRefusedMessageDoesNotWedge(t *testing.T) {
 func TestRefusedSteeringIsNotDelivered(t *testing.T) {
 	r := newRig(t, rigOptions{bash: true, script: steps(
 		`{"tool_calls":[{"name":"bash","arguments":{"command":"while [ ! -e go ]; do sleep 0.02; done; echo went"}}]}`, `{"text":"done"}`)})
-	p := filepath.Join(t.TempDir(), "refuse.sh")
-	body := "#!/usr/bin/env bash\ngrep -q secret && { echo 'no secrets in prompts' >&2; exit 2; }\necho '{\"context\":\"it is Tuesday\"}'\n"
-	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	set := &hook.Set{Workspace: r.ws, Hooks: []hook.Hook{{Event: record.HookPrompt, Command: p, Timeout: time.Minute, Source: "test"}}}
-	r.opts.agent = func(cfg *agent.Config) { cfg.Hooks, cfg.Window = set, 8_000 }
+	r.opts.agent = refusingSecrets(t, r.ws, `echo '{"context":"it is Tuesday"}'`)
 	r.restart()
 	id := r.create("steering")
 	r.send(id, "start")

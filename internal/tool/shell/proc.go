@@ -167,11 +167,15 @@ type proc struct {
 // child, held by the lifeline's keeper (spawnDirect), which costs one process instead of three.
 // A sandbox that holds its commands in cgroups (sandbox.Sandbox.Holds) starts them directly too.
 func spawn(bash, dir string, env []string, grace time.Duration, c control, box *sandbox.Sandbox) (*proc, error) {
-	if box.Contains() && !box.Holds() { // Tool.supervised
+	if supervisedBy(box) {
 		return spawnSupervised(bash, dir, env, grace, c, box)
 	}
 	return spawnDirect(bash, dir, env, grace, c, box)
 }
+
+// supervisedBy reports whether box starts each command under a supervisor of its own: it contains
+// commands in PID namespaces of their own through its helper, not from a thread it holds.
+func supervisedBy(box *sandbox.Sandbox) bool { return box.Contains() && !box.Holds() }
 
 // start runs command in dir in a shell spawned for it; see spawn.
 func start(bash, dir string, env []string, grace time.Duration, command string, out *capture, c control, box *sandbox.Sandbox) (*proc, error) {

@@ -145,7 +145,7 @@ func (t *Tool) spares() bool { return !t.opts.Sandbox.Anew() }
 // supervised reports whether the Tool's commands start under a supervisor of their own (see
 // spawn). Asked at a call, not at New: the sandbox learns what this machine grants when a command
 // first needs it.
-func (t *Tool) supervised() bool { return t.opts.Sandbox.Contains() && !t.opts.Sandbox.Holds() }
+func (t *Tool) supervised() bool { return supervisedBy(t.opts.Sandbox) }
 
 func withoutSecrets(env []string) []string {
 	out := make([]string, 0, len(env))
