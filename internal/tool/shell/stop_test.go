@@ -222,9 +222,11 @@ func TestStopDuringTimeoutGrace(t *testing.T) {
 	sh, root := newTool(t, Options{Grace: 10 * time.Second})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan tool.Result, 1)
-	// The command notes the SIGTERM of its timeout and goes on: it is in its grace period.
+	// The command notes the SIGTERM of its timeout and goes on: it is in its grace period. The
+	// trap is set first and the timeout is long enough for bash to start on a loaded machine: a
+	// SIGTERM before the trap ends the command before it writes its pid.
 	go func() {
-		done <- sh.Run(ctx, bashCall("echo $$ > pgid; trap 'echo > termed' TERM; while :; do sleep 0.05; done", 50))
+		done <- sh.Run(ctx, bashCall("trap 'echo > termed' TERM; echo $$ > pgid; while :; do sleep 0.05; done", 1000))
 	}()
 	pgid := readPID(t, filepath.Join(root, "pgid"))
 	if !eventually(5*time.Second, func() bool { _, err := os.Stat(filepath.Join(root, "termed")); return err == nil }) {
