@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -126,4 +127,58 @@ func TestPromptsFromAnywhere(t *testing.T) {
 			t.Fatalf("prompt %q", got)
 		}
 	})
+}
+
+// TestRefusedPromptKeepsNoSession: a new session's prompt refused before anything was sent — too
+// large for the window, or refused by a prompt hook — leaves no session behind, so the
+// workspace's newest session (what rein resume and rein show take up) is still the one that
+// was worked in.
+func TestRefusedPromptKeepsNoSession(t *testing.T) {
+	sb := newSandbox(t)
+	if res := sb.rein(t, "run", "--provider", "sim", "--sim-delay", "0", "--no-checkpoints", "the real work"); res.code != 0 {
+		t.Fatalf("rein run:\n%s", res)
+	}
+	kept := sessionIDs(t, sb)
+	if len(kept) != 1 {
+		t.Fatalf("want one session, have %v", kept)
+	}
+	huge := strings.Repeat("word ", 40000)
+	res := sb.reinIn(t, huge, "run", "--provider", "sim", "--sim-delay", "0", "--no-checkpoints", "--context-window", "8000", "-")
+	if res.code != exitFailed || !strings.Contains(res.stderr, "nothing was sent") || !strings.Contains(res.stderr, "no session was kept") {
+		t.Errorf("a prompt larger than the window: want exit %d saying nothing was sent and no session was kept\n%s", exitFailed, res)
+	}
+	sb.writeUserConfig(t, "[[hooks.prompt]]\ncommand = \"echo 'no prompts on Fridays' >&2; exit 2\"\n")
+	res = sb.rein(t, "run", "--provider", "sim", "--sim-delay", "0", "--no-checkpoints", "more work")
+	if res.code != exitFailed || !strings.Contains(res.stderr, "no prompts on Fridays") || !strings.Contains(res.stderr, "no session was kept") {
+		t.Errorf("a prompt a hook refused: want exit %d with the hook's reason, and no session kept\n%s", exitFailed, res)
+	}
+	if now := sessionIDs(t, sb); len(now) != 1 || now[0] != kept[0] {
+		t.Fatalf("the refused prompts left sessions: had %v, have %v", kept, now)
+	}
+	// A resumed session's refused prompt leaves the session as it was: it is not removed.
+	res = sb.rein(t, "resume", "--provider", "sim", "--sim-delay", "0", "--no-checkpoints", kept[0], "still more")
+	if res.code != exitFailed || !strings.Contains(res.stderr, "no prompts on Fridays") || strings.Contains(res.stderr, "no session was kept") {
+		t.Errorf("a resumed session's refused prompt:\n%s", res)
+	}
+	if now := sessionIDs(t, sb); len(now) != 1 || now[0] != kept[0] {
+		t.Fatalf("a resumed session's refused prompt removed it: had %v, have %v", kept, now)
+	}
+}
+
+// sessionIDs lists the workspace's sessions, newest first, as rein sessions --json does.
+func sessionIDs(t *testing.T, sb *sandbox) []string {
+	t.Helper()
+	res := sb.rein(t, "sessions", "--json")
+	if res.code != 0 {
+		t.Fatalf("rein sessions:\n%s", res)
+	}
+	var ids []string
+	for line := range strings.Lines(res.stdout) {
+		var row struct{ ID string }
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("rein sessions --json: %v in %q", err, line)
+		}
+		ids = append(ids, row.ID)
+	}
+	return ids
 }

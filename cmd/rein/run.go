@@ -112,6 +112,9 @@ A hook may hold a tool call: nothing at or after it runs, the session parks with
 call owed and rein exits 5; rein resume <id> asks again and runs or refuses it, and
 rein resume <id> --stop answers it not_executed.
 
+A prompt refused before anything is sent — too large for the model's window, or
+refused by a prompt hook — exits 1 saying why, and leaves no new session behind.
+
 Exit codes: 0 replied, 1 provider or harness error, 2 usage error, 3 turn limit,
 4 the session is held by another process, 5 a hook held a tool call (the session is
 parked), 130 stopped, 141 standard output closed.
@@ -333,6 +336,17 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		return exitf(exitPipeGone, "standard output was closed, so rein stopped the exchange; the session is settled and resumable: rein resume %s", sess.ID())
 	}
 	out.Result(sess, res)
+	way := func(err error) string { return wayOut(err, sess.ID()) }
+	var refused *agent.PromptRefused
+	if resume == "" && errors.As(res.Err, &refused) && sess.Snapshot().NumTurns() == 0 {
+		// A new session whose prompt was refused before any of it was recorded holds nothing to
+		// go on from; kept, it would be the workspace's newest, in front of the one worked in.
+		if err := sess.Discard(); err != nil {
+			fmt.Fprintf(stderr, "rein: %v\n", err)
+		} else {
+			way = func(error) string { return "; no session was kept" }
+		}
+	}
 	for _, r := range res.Refused {
 		fmt.Fprintf(stderr, "rein: your message was not delivered: %s\n", oneLine(errors.New(r.Why)))
 	}
@@ -343,7 +357,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 			// The provider's error was printed as it was recorded; say only what it ended.
 			return exitf(exitFailed, "the exchange ended on the provider error above%s", wayOut(res.Err, sess.ID()))
 		}
-		return exitf(exitFailed, "%s%s", oneLine(res.Err), wayOut(res.Err, sess.ID()))
+		return exitf(exitFailed, "%s%s", oneLine(res.Err), way(res.Err))
 	case res.Reason == fold.Cancelled:
 		return exitf(exitStopped, "")
 	case res.Reason == agent.Held:

@@ -105,6 +105,7 @@ type Session struct {
 	w      Journal
 	loci   loci // appended only, so a published view never changes
 	failed error
+	closed bool
 	behind chan error // the sync AppendBehind left running, until a write awaits it; nil if none
 
 	// published is what readers get: a snapshot as of the last applied record.
@@ -520,10 +521,34 @@ func (s *Session) Close() error {
 		delete(s.subs, k)
 	}
 	s.smu.Unlock()
-	if s.w == nil {
+	if s.w == nil || s.closed {
 		return nil
 	}
+	s.closed = true
 	return errors.Join(s.awaitBehind(), s.w.Close())
+}
+
+// Discard removes the session — its directory, the record and its blobs — and closes it: for a
+// session made for a prompt that was then refused before anything of it was recorded, which
+// would otherwise stand as the workspace's newest, empty, in front of the one worked in. The
+// directory goes while the session still holds the record's lock, so no other process opens it
+// in between. A session whose record is kept elsewhere too (Options.Replicate) is refused: only
+// its file would go.
+func (s *Session) Discard() error {
+	if s.opts.Replicate != nil {
+		return errors.New("discard a session: its record is kept in a store too; only its file would be removed")
+	}
+	s.wmu.Lock()
+	if s.w == nil {
+		s.wmu.Unlock()
+		return ErrReadOnly
+	}
+	err := s.opts.FS.RemoveAll(filepath.Dir(s.path))
+	s.wmu.Unlock()
+	if err != nil {
+		return fmt.Errorf("discard the session %s: %w", s.id, err)
+	}
+	return s.Close()
 }
 
 // Publish sends a live event to subscribers; it is not recorded.

@@ -207,3 +207,37 @@ func TestResolve(t *testing.T) {
 		t.Errorf("Newest of a workspace with no session = %v; want ErrNotFound", err)
 	}
 }
+
+// Discard removes the session's directory while it still holds the record's lock (no other
+// Session opens it in between), then closes it; a later Close is a no-op, and a write is refused.
+func TestDiscard(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions", "ws")
+	keep, err := Start(dir, Options{}, *started(""))
+	must(t, err)
+	defer keep.Close()
+	s, err := Start(dir, Options{}, *started(""))
+	must(t, err)
+	if _, _, err := Open(s.Path(), Options{}); err == nil {
+		t.Fatal("a second Session opened a record the first holds")
+	}
+	must(t, s.Discard())
+	if _, err := os.Stat(filepath.Dir(s.Path())); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the discarded session's directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Dir(keep.Path())); err != nil {
+		t.Errorf("the other session's directory went too: %v", err)
+	}
+	must(t, s.Close())
+	if err := s.Commit(&record.UserPrompt{Turn: s.Snapshot().Next(), Text: "after"}); err == nil {
+		t.Error("a discarded session took a record")
+	}
+	replicated, err := Start(dir, Options{Replicate: func(_ string, w *journal.Writer) (Journal, error) { return w, nil }}, *started(""))
+	must(t, err)
+	defer replicated.Close()
+	if err := replicated.Discard(); err == nil {
+		t.Error("a session replicated to a store was discarded: its store copy would remain")
+	}
+	if _, err := os.Stat(replicated.Path()); err != nil {
+		t.Errorf("a refused discard removed the record: %v", err)
+	}
+}
