@@ -740,7 +740,7 @@ func TestAgentsStopWhileAwaiting(t *testing.T) {
 	})
 	out := fm.run(ctx, "delegate")
 	expect(t, out, fold.Cancelled, false)
-	if d := fm.sinceStop(); d > 250*time.Millisecond { // at once, with room for a busy machine
+	if d := fm.sinceStop(); d > time.Second { // at once (the children wait at their gates for ever), with room for a loaded machine
 		t.Errorf("the parent took %s to quiesce after the Stop", d)
 	}
 	quiesced(t, fm.records(), fold.Cancelled)

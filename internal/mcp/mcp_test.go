@@ -164,8 +164,8 @@ func TestStopReachesServer(t *testing.T) {
 				at, _ = strconv.ParseInt(v, 10, 64)
 			}
 		}
-		if d := time.Unix(0, at).Sub(stopped); d > 250*time.Millisecond { // the handler waits until cancelled; room for a busy machine
-			t.Errorf("the server's handler saw the cancellation %s after the Stop, want within 250ms", d)
+		if d := time.Unix(0, at).Sub(stopped); d > time.Second { // the handler waits until cancelled; room for a loaded machine
+			t.Errorf("the server's handler saw the cancellation %s after the Stop, want within a second", d)
 		}
 	}
 }

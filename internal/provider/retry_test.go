@@ -249,7 +249,7 @@ func TestPolicyCancelLatency(t *testing.T) {
 		t.Fatal("want cancelled")
 	}
 	t.Logf("cancel during a 30s retry sleep returned after %v", lat)
-	if lat > 250*time.Millisecond { // at once; the sleep was 30 s (room for a busy machine, where a goroutine can wait for a processor)
+	if lat > time.Second { // at once; the sleep was 30 s (room for a loaded machine, where a goroutine can wait for a processor)
 		t.Fatalf("Stream returned %v after cancel, want a few ms", lat)
 	}
 }

@@ -156,7 +156,7 @@ func TestClientCancelMidStream(t *testing.T) {
 		t.Fatalf("reply %+v, want the partial text, stopped as cancelled", reply)
 	}
 	t.Logf("stream stopped %v after cancel", lat)
-	if lat > 250*time.Millisecond { // at once, with room for a busy machine
+	if lat > time.Second { // at once (the stream would go on for as long as the test server holds it), with room for a loaded machine
 		t.Fatalf("Send returned %v after cancel", lat)
 	}
 }

@@ -281,7 +281,7 @@ func stopCase(t *testing.T, command string, grace time.Duration) tool.Result {
 	case <-time.After(grace + time.Second):
 		t.Fatal("Run did not return after the ctx was cancelled")
 	}
-	if d := time.Since(stopped); d > 200*time.Millisecond {
+	if d := time.Since(stopped); d > time.Second { // at once, not at the end of the grace (2 s or more); room for a loaded machine
 		t.Errorf("Run took %v to return after Stop", d)
 	}
 	if r.Outcome != record.Interrupted || !r.IsError {
@@ -317,7 +317,7 @@ func TestStopInterruptsAndEndsTheGroup(t *testing.T) {
 func TestStopEscalatesToSIGKILL(t *testing.T) {
 	// The backgrounded grandchild ignores SIGTERM and has closed its output, so only the SIGKILL
 	// after the grace period ends it.
-	stopCase(t, "echo $$ > pgid; (trap '' TERM; exec sleep 1000 >/dev/null 2>&1) & sleep 1000", 300*time.Millisecond)
+	stopCase(t, "echo $$ > pgid; (trap '' TERM; exec sleep 1000 >/dev/null 2>&1) & sleep 1000", 2*time.Second)
 }
 
 func TestCancelledBeforeStart(t *testing.T) {

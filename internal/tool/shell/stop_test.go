@@ -237,10 +237,10 @@ func TestStopDuringTimeoutGrace(t *testing.T) {
 	var r tool.Result
 	select {
 	case r = <-done:
-	case <-time.After(time.Second):
+	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return after the Stop")
 	}
-	if d := time.Since(stopped); d > 200*time.Millisecond {
+	if d := time.Since(stopped); d > time.Second { // at once: the grace is 10 s; room for a loaded machine
 		t.Errorf("Run took %v to return after the Stop", d)
 	}
 	if r.Outcome != record.TimedOut {
