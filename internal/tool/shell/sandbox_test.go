@@ -67,9 +67,9 @@ func requireSandbox(t testing.TB, contain bool) {
 }
 
 // TestSandboxedSuites runs the suites again with every command confined: Landlock and seccomp
-// alone (the suites read the supervisor's pid from $$), then with the PID namespace too, for the
-// suites that read no pid from inside. Exit statuses, working directories, output, Stop, timeouts
-// and rein killed with SIGKILL hold as without a sandbox.
+// alone, then with the PID namespace too (where a command's $$ is counted by its namespace, and
+// readPID finds the same process as the test counts it). Exit statuses, working directories,
+// output, Stop, timeouts and rein killed with SIGKILL hold as without a sandbox.
 func TestSandboxedSuites(t *testing.T) {
 	requireSandbox(t, false)
 	defer func() { testSandbox = "" }()
@@ -107,7 +107,16 @@ func TestSandboxedSuites(t *testing.T) {
 			{"OutputKeepsHeadAndTail", TestOutputKeepsHeadAndTail},
 			{"WorkingDirectoryPersists", TestWorkingDirectoryPersists},
 			{"EnvironmentDropsSecrets", TestEnvironmentDropsSecrets},
+			{"BackgroundJobsEndWithTheCall", TestBackgroundJobsEndWithTheCall},
+			{"TimeoutKillsTheGroup", TestTimeoutKillsTheGroup},
+			{"StopInterruptsAndEndsTheGroup", TestStopInterruptsAndEndsTheGroup},
+			{"StopEscalatesToSIGKILL", TestStopEscalatesToSIGKILL},
 			{"CancelledBeforeStart", TestCancelledBeforeStart},
+			{"NoProcessOutlivesRein", TestNoProcessOutlivesRein},
+			{"StopThenReinKilled", TestStopThenReinKilled},
+			{"StopGivesBackgroundProcessesTheirGrace", TestStopGivesBackgroundProcessesTheirGrace},
+			{"StopDuringTimeoutGrace", TestStopDuringTimeoutGrace},
+			{"OwnSessionWithoutTerminal", TestOwnSessionWithoutTerminal},
 			{"Conformance", TestConformance},
 			{"ControlLeavesNoFile", TestControlLeavesNoFile},
 			{"SpareKilledWhileWaiting", TestSpareKilledWhileWaiting},
@@ -743,7 +752,7 @@ func TestSandboxAsNobody(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.run=^TestSandbox(Writes|StaysWritable|ExtraWritable|Network|ContainsDaemons|StopEndsBombAndDaemon|DaemonDiesWithRein|ProtectGit|NoCapabilities|FailedLaunchRefuses|LandlockHidesRein|NonDumpable)$|^TestContainedSpare$", "-test.v")
+	cmd := exec.Command(bin, "-test.run=^TestSandbox(Writes|StaysWritable|ExtraWritable|Network|ContainsDaemons|StopEndsBombAndDaemon|DaemonDiesWithRein|ProtectGit|NoCapabilities|FailedLaunchRefuses|LandlockHidesRein|NonDumpable)$|^TestContainedSpare$|^TestSandboxedSuites$", "-test.v")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TMPDIR=/tmp", "HOME="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
@@ -765,8 +774,12 @@ func TestSandboxAsNobody(t *testing.T) {
 			t.Log(strings.TrimSpace(l))
 		}
 	}
-	if !strings.Contains(text, "--- PASS: TestContainedSpare") {
-		t.Errorf("as uid 65534, TestContainedSpare did not pass:\n%s", text)
+	// The suites, contained in a user namespace as rein not run as root contains commands: output,
+	// exit statuses, timeouts, Stop and rein's death, with the group found across the namespace.
+	for _, name := range []string{"TestContainedSpare", "TestSandboxedSuites/contained/StopThenReinKilled", "TestSandboxedSuites"} {
+		if !strings.Contains(text, "--- PASS: "+name+" ") {
+			t.Errorf("as uid 65534, %s did not pass:\n%s", name, text)
+		}
 	}
 	if passed < 11 {
 		t.Errorf("as uid 65534, only %d tests passed:\n%s", passed, text)

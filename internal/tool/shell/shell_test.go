@@ -128,21 +128,81 @@ func countComm(pids []int, name string) int {
 	return n
 }
 
-// readPID waits for a file holding a pid, written by a command under test.
+// notePID is the shell line with which a command under test writes the pid that v expands to
+// ($$, $!) into file, with the PID namespace it counts in (on Linux), so that readPID can find
+// the same process as this process counts it when a sandbox gives commands a PID namespace.
+func notePID(v, file string) string {
+	return "echo " + v + " $(readlink /proc/" + v + "/ns/pid 2>/dev/null) > " + file
+}
+
+// readPID waits for a file holding a pid, written by a command under test (notePID, or a bare
+// pid), and returns the pid as this process counts it. The process must still be running when a
+// namespace of its own counts it otherwise.
 func readPID(t testing.TB, path string) int {
 	t.Helper()
-	var pid int
-	if !eventually(5*time.Second, func() bool {
+	pid, ns, ok := pidFile(path)
+	if !ok {
+		t.Fatalf("no pid appeared in %s", path)
+	}
+	outer, ok := outerPID(pid, ns)
+	if !ok {
+		t.Fatalf("process %d of the PID namespace %s (%s) is not among this machine's processes", pid, ns, path)
+	}
+	if outer <= 1 {
+		// Never a command's here; and a test's kill(-1) would end every process it may signal.
+		t.Fatalf("%s names process %d", path, outer)
+	}
+	return outer
+}
+
+// pidFile waits up to five seconds for path to hold a whole line: a pid, and the PID namespace
+// that counts it if notePID wrote it.
+func pidFile(path string) (pid int, ns string, ok bool) {
+	ok = eventually(5*time.Second, func() bool {
 		b, err := os.ReadFile(path)
 		if err != nil || !strings.HasSuffix(string(b), "\n") {
 			return false
 		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		f := strings.Fields(string(b))
+		if len(f) == 0 || len(f) > 2 {
+			return false
+		}
+		if len(f) == 2 {
+			ns = f[1]
+		}
+		pid, err = strconv.Atoi(f[0])
 		return err == nil
-	}) {
-		t.Fatalf("no pid appeared in %s", path)
+	})
+	return pid, ns, ok
+}
+
+// outerPID finds the process that the PID namespace ns (a link as /proc/*/ns/pid reads, "" for
+// this process's own) counts as pid, and returns its pid as this process counts it.
+func outerPID(pid int, ns string) (int, bool) {
+	own, _ := os.Readlink("/proc/self/ns/pid")
+	if ns == "" || ns == own {
+		return pid, true
 	}
-	return pid
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, _ := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "pid")); l != ns {
+			continue
+		}
+		status, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		for line := range strings.Lines(string(status)) {
+			if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				f := strings.Fields(rest)
+				if len(f) > 0 && f[len(f)-1] == strconv.Itoa(pid) {
+					return n, true
+				}
+			}
+		}
+	}
+	return 0, false
 }
 
 func TestOutputAndExitCodes(t *testing.T) {
@@ -225,11 +285,17 @@ func TestEnvironmentDropsSecrets(t *testing.T) {
 
 func TestBackgroundJobsEndWithTheCall(t *testing.T) {
 	sh, root := newTool(t, Options{})
-	r := run(t, sh, "sleep 1000 & echo $! > bg.pid; echo done")
-	if r.Content != "done\n" || r.Outcome != record.OK {
+	done := make(chan tool.Result, 1)
+	go func() {
+		done <- sh.Run(context.Background(), bashCall("sleep 1000 & "+notePID("$!", "bg.pid")+"; until [ -e ended ]; do sleep 0.01; done; echo done", 0))
+	}()
+	pid := readPID(t, filepath.Join(root, "bg.pid"))
+	if err := os.WriteFile(filepath.Join(root, "ended"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-done; r.Content != "done\n" || r.Outcome != record.OK {
 		t.Fatalf("got %q %s", r.Content, r.Outcome)
 	}
-	pid := readPID(t, filepath.Join(root, "bg.pid"))
 	if !eventually(2*time.Second, func() bool { return !alive(pid) }) {
 		t.Errorf("background sleep %d outlived its call", pid)
 	}
@@ -238,7 +304,12 @@ func TestBackgroundJobsEndWithTheCall(t *testing.T) {
 func TestTimeoutKillsTheGroup(t *testing.T) {
 	sh, root := newTool(t, Options{Grace: 200 * time.Millisecond})
 	start := time.Now()
-	r := sh.Run(context.Background(), bashCall("echo $$ > pgid; echo begun; sleep 1000 & sleep 1000", 1000))
+	done := make(chan tool.Result, 1)
+	go func() {
+		done <- sh.Run(context.Background(), bashCall(notePID("$$", "pgid")+"; echo begun; sleep 1000 & sleep 1000", 1000))
+	}()
+	pgid := readPID(t, filepath.Join(root, "pgid"))
+	r := <-done
 	if r.Outcome != record.TimedOut || !r.IsError {
 		t.Fatalf("outcome %s, content %q", r.Outcome, r.Content)
 	}
@@ -248,7 +319,6 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	if d := time.Since(start); d > 4*time.Second {
 		t.Errorf("a 1 s timeout took %v", d)
 	}
-	pgid := readPID(t, filepath.Join(root, "pgid"))
 	// Run returns once the group is killed; the kernel may still be tearing down the last of it.
 	if !eventually(time.Second, func() bool { return len(members(pgid)) == 0 }) {
 		t.Errorf("group %d still has %v", pgid, members(pgid))
@@ -306,7 +376,7 @@ func stopCase(t *testing.T, command string, grace time.Duration) tool.Result {
 }
 
 func TestStopInterruptsAndEndsTheGroup(t *testing.T) {
-	r := stopCase(t, "echo begun; echo $$ > pgid; sleep 1000 & sleep 1000", 2*time.Second)
+	r := stopCase(t, "echo begun; "+notePID("$$", "pgid")+"; sleep 1000 & sleep 1000", 2*time.Second)
 	// The output so far is kept (bash may add its own "Terminated" line for the job the Stop
 	// ended), followed by the interruption's note.
 	if !strings.HasPrefix(r.Content, "begun\n") || !strings.Contains(r.Content, "\n\n[interrupted: cut short when the session was stopped") {
@@ -317,7 +387,7 @@ func TestStopInterruptsAndEndsTheGroup(t *testing.T) {
 func TestStopEscalatesToSIGKILL(t *testing.T) {
 	// The backgrounded grandchild ignores SIGTERM and has closed its output, so only the SIGKILL
 	// after the grace period ends it.
-	stopCase(t, "echo $$ > pgid; (trap '' TERM; exec sleep 1000 >/dev/null 2>&1) & sleep 1000", 2*time.Second)
+	stopCase(t, notePID("$$", "pgid")+"; (trap '' TERM; exec sleep 1000 >/dev/null 2>&1) & sleep 1000", 2*time.Second)
 }
 
 func TestCancelledBeforeStart(t *testing.T) {
@@ -397,7 +467,7 @@ func TestHelperRunsBash(t *testing.T) {
 	if os.Getenv("REIN_SHELL_CONTROL") == heldControl.name {
 		sh.ctl = heldControl
 	}
-	command := "echo $$ > pgid; sleep 1000 & sleep 1000"
+	command := notePID("$$", "pgid") + "; sleep 1000 & sleep 1000"
 	if c := os.Getenv("REIN_SHELL_HELPER_CMD"); c != "" {
 		command = c
 	}
@@ -444,7 +514,7 @@ func TestOwnSessionWithoutTerminal(t *testing.T) {
 	done := make(chan tool.Result, 1)
 	go func() {
 		done <- sh.Run(ctx, bashCall(`if : </dev/tty; then echo terminal; else echo no terminal; fi 2>/dev/null; `+
-			`echo $$ > sup; sleep 1000 & echo $! > sleep.pid; wait`, 0))
+			notePID("$$", "sup")+"; sleep 1000 & "+notePID("$!", "sleep.pid")+"; wait", 0))
 	}()
 	sup, sleep := readPID(t, filepath.Join(root, "sup")), readPID(t, filepath.Join(root, "sleep.pid"))
 	for _, pid := range []int{sup, sleep} {

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -64,7 +63,7 @@ func TestStopThenReinKilled(t *testing.T) {
 func stopThenKill(t *testing.T, gap time.Duration, viaRun bool) string {
 	dir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsBash$", "-test.v")
-	helper.Env = helperEnv(dir, "REIN_SHELL_HELPER_CMD=echo $$ > pgid; trap '' TERM; sleep 1000 & echo $! > sleep.pid; wait")
+	helper.Env = helperEnv(dir, "REIN_SHELL_HELPER_CMD="+notePID("$$", "pgid")+"; trap '' TERM; sleep 1000 & "+notePID("$!", "sleep.pid")+"; wait")
 	out := &strings.Builder{}
 	helper.Stdout, helper.Stderr = out, out
 	if err := helper.Start(); err != nil {
@@ -100,15 +99,13 @@ func stopThenKill(t *testing.T, gap time.Duration, viaRun bool) string {
 
 // pidIn waits for a file holding a pid and returns it, or 0 if none appeared.
 func pidIn(path string) int {
-	var pid int
-	eventually(5*time.Second, func() bool {
-		b, err := os.ReadFile(path)
-		if err != nil || !strings.HasSuffix(string(b), "\n") {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil
-	})
+	pid, ns, ok := pidFile(path)
+	if !ok {
+		return 0
+	}
+	if pid, _ = outerPID(pid, ns); pid <= 1 {
+		return 0 // never a command's here; and kill(-1) would end every process the test may signal
+	}
 	return pid
 }
 
@@ -192,7 +189,7 @@ func TestStopGivesBackgroundProcessesTheirGrace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan tool.Result, 1)
 	go func() {
-		done <- sh.Run(ctx, bashCall("echo $$ > pgid; "+
+		done <- sh.Run(ctx, bashCall(notePID("$$", "pgid")+"; "+
 			"(trap 'sleep 0.3; echo finished > graceful; exit' TERM; sleep 1000 & wait) >/dev/null 2>&1 & sleep 1000", 0))
 	}()
 	pgid := readPID(t, filepath.Join(root, "pgid"))
@@ -226,7 +223,7 @@ func TestStopDuringTimeoutGrace(t *testing.T) {
 	// trap is set first and the timeout is long enough for bash to start on a loaded machine: a
 	// SIGTERM before the trap ends the command before it writes its pid.
 	go func() {
-		done <- sh.Run(ctx, bashCall("trap 'echo > termed' TERM; echo $$ > pgid; while :; do sleep 0.05; done", 1000))
+		done <- sh.Run(ctx, bashCall("trap 'echo > termed' TERM; "+notePID("$$", "pgid")+"; while :; do sleep 0.05; done", 1000))
 	}()
 	pgid := readPID(t, filepath.Join(root, "pgid"))
 	if !eventually(5*time.Second, func() bool { _, err := os.Stat(filepath.Join(root, "termed")); return err == nil }) {
