@@ -152,6 +152,11 @@ func TestRefusedPromptKeepsNoSession(t *testing.T) {
 	if res.code != exitFailed || !strings.Contains(res.stderr, "no prompts on Fridays") || !strings.Contains(res.stderr, "no session was kept") {
 		t.Errorf("a prompt a hook refused: want exit %d with the hook's reason, and no session kept\n%s", exitFailed, res)
 	}
+	// In JSON, the result says the session it names was not kept.
+	res = sb.rein(t, "run", "--provider", "sim", "--sim-delay", "0", "--no-checkpoints", "--json", "yet more")
+	if res.code != exitFailed || !strings.Contains(res.stdout, `"type":"result"`) || !strings.Contains(res.stdout, `"kept":false`) {
+		t.Errorf("a refused prompt with --json: want a result saying the session was not kept\n%s", res)
+	}
 	if now := sessionIDs(t, sb); len(now) != 1 || now[0] != kept[0] {
 		t.Fatalf("the refused prompts left sessions: had %v, have %v", kept, now)
 	}

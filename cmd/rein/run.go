@@ -335,8 +335,7 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		// calls answered), so the session resumes where it ended.
 		return exitf(exitPipeGone, "standard output was closed, so rein stopped the exchange; the session is settled and resumable: rein resume %s", sess.ID())
 	}
-	out.Result(sess, res)
-	way := func(err error) string { return wayOut(err, sess.ID()) }
+	way, kept := func(err error) string { return wayOut(err, sess.ID()) }, true
 	var refused *agent.PromptRefused
 	if resume == "" && errors.As(res.Err, &refused) && sess.Snapshot().NumTurns() == 0 {
 		// A new session whose prompt was refused before any of it was recorded holds nothing to
@@ -344,9 +343,10 @@ func runSession(stdout, stderr io.Writer, f runFlags, resume, prompt string) err
 		if err := sess.Discard(); err != nil {
 			fmt.Fprintf(stderr, "rein: %v\n", err)
 		} else {
-			way = func(error) string { return "; no session was kept" }
+			way, kept = func(error) string { return "; no session was kept" }, false
 		}
 	}
+	out.Result(sess, res, kept)
 	for _, r := range res.Refused {
 		fmt.Fprintf(stderr, "rein: your message was not delivered: %s\n", oneLine(errors.New(r.Why)))
 	}

@@ -194,12 +194,16 @@ func (p *Printer) update(s *session.Session, u session.Update) {
 	}
 }
 
-// Result says how the exchange ended.
-func (p *Printer) Result(s *session.Session, res agent.Outcome) {
+// Result says how the exchange ended; kept false says that the session was then removed (a new
+// session whose prompt was refused before anything of it was recorded).
+func (p *Printer) Result(s *session.Session, res agent.Outcome, kept bool) {
 	if p.json {
 		kv := []any{"type", "result", "reason", res.Reason, "session", s.ID()}
 		if res.Err != nil {
 			kv = append(kv, "error", res.Err.Error())
+		}
+		if !kept {
+			kv = append(kv, "kept", false)
 		}
 		if len(res.Withdrawn) > 0 {
 			kv = append(kv, "withdrawn", res.Withdrawn)
