@@ -2,8 +2,10 @@ package console
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -48,6 +50,9 @@ func Sessions(out io.Writer, entries []session.Entry, asJSON bool) error {
 			row.Held = &h
 		}
 		st, _, err := session.Replay(nil, e.Path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // removed since it was listed (a run whose prompt was refused discards its new session)
+		}
 		if err != nil {
 			row.Error = err.Error()
 		} else {
