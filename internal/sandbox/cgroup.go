@@ -60,13 +60,20 @@ func newCgroup(parent string) (*Cgroup, error) {
 
 // sweep removes from parent the roots of rein processes that are gone: one killed (SIGKILL
 // leaves no time to remove anything) leaves its root behind, empty once its commands' cgroups
-// are (its keeper kills them). Only an empty cgroup can be removed, so a root still holding a
-// command is left; a root whose pid is in use is not touched.
+// are (its keeper kills them), and one killed as it probed leaves its probe. Only an empty
+// cgroup can be removed, so a root still holding a command is left; a root or a probe whose pid
+// is in use is not touched.
 func sweep(parent string) {
 	roots, _ := filepath.Glob(filepath.Join(parent, "rein-*"))
 	for _, root := range roots {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(root), "rein-"))
+		name := strings.TrimPrefix(filepath.Base(root), "rein-")
+		probe := strings.HasPrefix(name, "probe-")
+		pid, err := strconv.Atoi(strings.TrimPrefix(name, "probe-"))
 		if err != nil || pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		if probe {
+			syscall.Rmdir(root)
 			continue
 		}
 		kids, _ := os.ReadDir(root)
@@ -107,9 +114,9 @@ func (c *Cgroup) Remove() {
 		return
 	}
 	c.Kill()
-	removals.Add(1)
+	removals.begin()
 	go func() {
-		defer removals.Done()
+		defer removals.end()
 		deadline := time.Now().Add(removeWait)
 		for wait := 100 * time.Microsecond; time.Now().Before(deadline); wait = min(2*wait, 50*time.Millisecond) {
 			time.Sleep(wait)
@@ -120,19 +127,57 @@ func (c *Cgroup) Remove() {
 	}()
 }
 
-// removals counts the cgroups being removed in the background.
-var removals sync.WaitGroup
+// removals counts the cgroups being removed in the background. Not a sync.WaitGroup: a removal
+// may begin while AwaitRemovals waits (a sandbox closed as its last command is released), which
+// a WaitGroup forbids when its count is zero.
+var removals pending
+
+// pending counts work under way, and says when none is.
+type pending struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n falls to zero; a new one when it rises from zero
+}
+
+func (p *pending) begin() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 {
+		p.idle = make(chan struct{})
+	}
+	p.n++
+}
+
+func (p *pending) end() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n--; p.n == 0 {
+		close(p.idle)
+	}
+}
+
+// done returns a channel closed once nothing is under way, work begun meanwhile included; nil
+// when nothing is now.
+func (p *pending) done() chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == 0 {
+		return nil
+	}
+	return p.idle
+}
 
 // AwaitRemovals waits, at most max, for the cgroups being removed in the background (Remove) to
 // be removed, so that a process that ends leaves none behind.
 func AwaitRemovals(max time.Duration) {
-	done := make(chan struct{})
-	go func() {
-		removals.Wait()
-		close(done)
-	}()
+	done := removals.done()
+	if done == nil {
+		return
+	}
+	t := time.NewTimer(max)
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(max):
+	case <-t.C:
 	}
 }
