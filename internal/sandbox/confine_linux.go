@@ -3,8 +3,10 @@ package sandbox
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -339,7 +341,14 @@ func cgroupV2() (desc, dir, why string) {
 // (Linux 5.14), else why not.
 func tryCgroup(dir string) string {
 	probe := filepath.Join(dir, fmt.Sprintf("rein-probe-%d", os.Getpid()))
-	if err := os.Mkdir(probe, 0o755); err != nil {
+	err := os.Mkdir(probe, 0o755)
+	if errors.Is(err, fs.ErrExist) {
+		// Left by a process of the same pid that was killed while it probed: a probe holds no
+		// process, so it can be removed (one that does hold some is not ours, and stays).
+		syscall.Rmdir(probe)
+		err = os.Mkdir(probe, 0o755)
+	}
+	if err != nil {
 		return fmt.Sprintf("rein may not make cgroups in %s: %v", dir, err)
 	}
 	defer syscall.Rmdir(probe)

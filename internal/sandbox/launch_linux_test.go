@@ -133,13 +133,15 @@ func TestSweepRoots(t *testing.T) {
 	dead, live := CgroupRoot(s.Cgroups), CgroupRoot(s.Cgroups)
 	dead = filepath.Join(filepath.Dir(dead), fmt.Sprintf("rein-%d", gone.Process.Pid))
 	live = filepath.Join(filepath.Dir(live), fmt.Sprintf("rein-%d", alive.Process.Pid))
-	for _, d := range []string{dead, filepath.Join(dead, "c1"), live, filepath.Join(live, "c1")} {
+	deadProbe := filepath.Join(s.Cgroups, fmt.Sprintf("rein-probe-%d", gone.Process.Pid))
+	liveProbe := filepath.Join(s.Cgroups, fmt.Sprintf("rein-probe-%d", alive.Process.Pid))
+	for _, d := range []string{dead, filepath.Join(dead, "c1"), live, filepath.Join(live, "c1"), deadProbe, liveProbe} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Skipf("cannot make cgroups here: %v", err)
 		}
 	}
 	defer func() {
-		for _, d := range []string{filepath.Join(live, "c1"), live, filepath.Join(dead, "c1"), dead} {
+		for _, d := range []string{filepath.Join(live, "c1"), live, filepath.Join(dead, "c1"), dead, deadProbe, liveProbe} {
 			syscall.Rmdir(d)
 		}
 	}()
@@ -147,7 +149,33 @@ func TestSweepRoots(t *testing.T) {
 	if _, err := os.Stat(dead); !os.IsNotExist(err) {
 		t.Errorf("the root of a process that is gone is still there (%v)", err)
 	}
-	if _, err := os.Stat(filepath.Join(live, "c1")); err != nil {
-		t.Errorf("the root of a live process was touched: %v", err)
+	if _, err := os.Stat(deadProbe); !os.IsNotExist(err) {
+		t.Errorf("the probe of a process that is gone is still there (%v)", err)
+	}
+	for _, d := range []string{filepath.Join(live, "c1"), liveProbe} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("a live process's cgroup was touched: %v", err)
+		}
+	}
+}
+
+// TestStaleProbe: a process killed while it probed the cgroups leaves its probe behind; the next
+// process of the same pid must not take it for cgroups it may not make (it fell back from holding
+// commands in cgroups, every time, until the probe was removed by hand).
+func TestStaleProbe(t *testing.T) {
+	s := Check()
+	if s.Cgroups == "" {
+		t.Skip("this machine gives rein no cgroups")
+	}
+	stale := filepath.Join(s.Cgroups, fmt.Sprintf("rein-probe-%d", os.Getpid()))
+	if err := os.Mkdir(stale, 0o755); err != nil {
+		t.Skipf("cannot make cgroups here: %v", err)
+	}
+	defer syscall.Rmdir(stale)
+	if why := tryCgroup(s.Cgroups); why != "" {
+		t.Errorf("a stale probe of this pid refused the cgroups: %s", why)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the probe is still there (%v)", err)
 	}
 }
