@@ -553,7 +553,7 @@ func TestSandboxDaemonDiesWithRein(t *testing.T) {
 			helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsBash$", "-test.v")
 			helper.Env = append(os.Environ(), "REIN_SHELL_HELPER="+dir, "REIN_SHELL_CONTROL="+testControl.name, "REIN_SHELL_SANDBOX="+kind,
 				"REIN_SHELL_HELPER_CMD="+bomb(m, 3))
-			out := &strings.Builder{}
+			out := &output{}
 			helper.Stdout, helper.Stderr = out, out
 			if err := helper.Start(); err != nil {
 				t.Fatal(err)

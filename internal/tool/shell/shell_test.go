@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -64,12 +65,12 @@ func run(t testing.TB, sh *Tool, command string) tool.Result {
 // directory in env, and waits until the child has made the file mark there (what it writes to say
 // it is ready). It returns the child, the directory and what the child says; the child is killed
 // when the test ends.
-func startHelper(t *testing.T, test, env, mark string) (*exec.Cmd, string, *strings.Builder) {
+func startHelper(t *testing.T, test, env, mark string) (*exec.Cmd, string, *output) {
 	t.Helper()
 	dir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
 	helper.Env = append(os.Environ(), env+"="+dir)
-	out := &strings.Builder{}
+	out := &output{}
 	helper.Stdout, helper.Stderr = out, out
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
@@ -133,6 +134,25 @@ func countComm(pids []int, name string) int {
 // the same process as this process counts it when a sandbox gives commands a PID namespace.
 func notePID(v, file string) string {
 	return "echo " + v + " $(readlink /proc/" + v + "/ns/pid 2>/dev/null) > " + file
+}
+
+// output collects what a helper process writes to its standard output and error, for a
+// failure's message while the helper may still be writing.
+type output struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (o *output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.Write(p)
+}
+
+func (o *output) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.b.String()
 }
 
 // readPID waits for a file holding a pid, written by a command under test (notePID, or a bare
@@ -412,7 +432,7 @@ func TestNoProcessOutlivesRein(t *testing.T) {
 	dir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsBash$", "-test.v")
 	helper.Env = helperEnv(dir)
-	out := &strings.Builder{}
+	out := &output{}
 	helper.Stdout, helper.Stderr = out, out
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)

@@ -145,7 +145,7 @@ func TestSpareDiesWithRein(t *testing.T) {
 	dir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperKeepsASpare$", "-test.v")
 	helper.Env = append(os.Environ(), "REIN_SHELL_SPARE_HELPER="+dir, "REIN_SHELL_SANDBOX="+testSandbox)
-	out := &strings.Builder{}
+	out := &output{}
 	helper.Stdout, helper.Stderr = out, out
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)

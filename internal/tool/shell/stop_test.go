@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -27,7 +26,12 @@ func TestStopThenReinKilled(t *testing.T) {
 	if os.Getenv("REIN_SHELL_HELPER") != "" {
 		t.Skip("in the helper")
 	}
-	const rounds, workers = 100, 4
+	const workers = 4
+	rounds := 100
+	if testSandbox != "" {
+		// Again under each sandbox (TestSandboxedSuites): every gap, both ways, twice.
+		rounds = 40
+	}
 	var (
 		mu       sync.Mutex
 		survived []string
@@ -64,7 +68,7 @@ func stopThenKill(t *testing.T, gap time.Duration, viaRun bool) string {
 	dir := t.TempDir()
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperRunsBash$", "-test.v")
 	helper.Env = helperEnv(dir, "REIN_SHELL_HELPER_CMD="+notePID("$$", "pgid")+"; trap '' TERM; sleep 1000 & "+notePID("$!", "sleep.pid")+"; wait")
-	out := &strings.Builder{}
+	out := &output{}
 	helper.Stdout, helper.Stderr = out, out
 	if err := helper.Start(); err != nil {
 		t.Error(err)
