@@ -539,9 +539,14 @@ func (s *Session) Discard() error {
 		return errors.New("discard a session: its record is kept in a store too; only its file would be removed")
 	}
 	s.wmu.Lock()
-	if s.w == nil {
+	switch {
+	case s.w == nil:
 		s.wmu.Unlock()
 		return ErrReadOnly
+	case s.closed:
+		// Its lock is released: another process may have the session open now.
+		s.wmu.Unlock()
+		return errors.New("discard a session: it is closed")
 	}
 	err := s.opts.FS.RemoveAll(filepath.Dir(s.path))
 	s.wmu.Unlock()

@@ -228,6 +228,15 @@ func TestDiscard(t *testing.T) {
 		t.Errorf("the other session's directory went too: %v", err)
 	}
 	must(t, s.Close())
+	if err := keep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := keep.Discard(); err == nil {
+		t.Error("a closed session was discarded: another process may hold it now")
+	}
+	if _, err := os.Stat(keep.Path()); err != nil {
+		t.Errorf("a refused discard removed the record: %v", err)
+	}
 	if err := s.Commit(&record.UserPrompt{Turn: s.Snapshot().Next(), Text: "after"}); err == nil {
 		t.Error("a discarded session took a record")
 	}
