@@ -271,6 +271,7 @@ type run struct {
 	version   string
 	session   string // the thread, once it is known to hold the turn; t.Resume before
 	tr        tracker
+	seen      *marks // the app-server's tree as read while the turn runs (treeEvery), for its kill
 
 	killed    bool   // the app-server was killed by the Turn (a Stop past its grace)
 	stopping  bool   // a Stop arrived

@@ -143,9 +143,10 @@ type marks struct {
 
 func newMarks() *marks { return &marks{pids: map[int]bool{}, groups: map[int]bool{}} }
 
-// look reads the process table once and adds to m the app-server's group, everything below it,
-// below the processes seen before, and in the groups seen before. It returns the processes it
-// found that have not exited.
+// look reads the process table once and makes m the app-server's group, everything below it,
+// below the processes seen before, and in the groups seen before, that has not exited. What has
+// exited is dropped from m, so that a pid or group id the system gives out again later is not
+// taken for the tree's (a turn may run for hours). It returns the processes it found.
 func (s *server) look(m *marks) []procs.Proc {
 	table, err := procs.All()
 	if err != nil {
@@ -163,6 +164,9 @@ func (s *server) look(m *marks) []procs.Proc {
 			found = append(found, p)
 		}
 	}
+	clear(m.pids)
+	clear(m.groups)
+	m.groups[s.pgid] = true
 	live := found[:0]
 	for _, p := range found {
 		if p.Zombie || p.PID <= 1 || p.PID == os.Getpid() {

@@ -11,19 +11,30 @@ import (
 	"github.com/reinhq/rein/internal/external"
 )
 
+// treeEvery is how often the app-server's process tree is read while a turn runs: a process of
+// it that left its group (Codex's shell snapshot, a command in a session of its own) is known by
+// then, and killed with the tree should the app-server die and leave it to be adopted elsewhere.
+const treeEvery = 500 * time.Millisecond
+
 // follow reads the turn's messages until turn/completed, carrying out a Stop when ctx ends.
 func (r *run) follow() external.Result {
 	stop := r.ctx.Done()
 	var deadline <-chan time.Time
+	r.seen = newMarks()
+	r.s.look(r.seen)
+	watch := time.NewTicker(treeEvery)
+	defer watch.Stop()
 	for {
 		select {
+		case <-watch.C:
+			r.s.look(r.seen)
 		case <-stop:
 			stop = nil
 			r.stop()
 			deadline = time.After(StartWait)
 		case <-deadline:
 			// Codex did not end the turn in time (or never let it be interrupted): end it.
-			r.s.kill(nil)
+			r.s.kill(r.seen)
 			r.killed = true
 			return r.result(external.StatusInterrupted, nil)
 		case err := <-r.s.bad:
@@ -31,7 +42,7 @@ func (r *run) follow() external.Result {
 		case m, ok := <-r.s.msgs:
 			if !ok {
 				err := r.s.died()
-				r.s.kill(nil)
+				r.s.kill(r.seen)
 				r.killed = true
 				return r.result(external.StatusFailed, err)
 			}
